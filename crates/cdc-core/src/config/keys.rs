@@ -1,0 +1,774 @@
+//! The one table of configuration keys: name, kind, default, status and meaning.
+//!
+//! Validation, defaults, the did-you-mean suggestions and `docs/configuration.md` are all read
+//! from [`KEYS`], so a key documented is a key accepted and the other way round.
+
+use super::choices::{
+    CaptureMode, DecimalMode, DecodeErrorAction, ExactlyOnceSupport, KeyMissing, LobMode,
+    LobOversizeAction, MaxAgeAction, MiningMode, NameAdjustment, OrphanAction, OutputFormat,
+    SnapshotMode, SourceKind, TemporalMode, TransactionBoundary,
+};
+
+/// The documentation section a key belongs to; also the order of the generated document.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Group {
+    Connect,
+    Source,
+    Database,
+    Capture,
+    Buffer,
+    Transactions,
+    Lobs,
+    Decode,
+    Tables,
+    Topics,
+    Kafka,
+    Snapshot,
+    Retry,
+    Delivery,
+    Rest,
+}
+
+impl Group {
+    /// Every group, in document order.
+    pub const ALL: &'static [Group] = &[
+        Group::Connect,
+        Group::Source,
+        Group::Database,
+        Group::Capture,
+        Group::Buffer,
+        Group::Transactions,
+        Group::Lobs,
+        Group::Decode,
+        Group::Tables,
+        Group::Topics,
+        Group::Kafka,
+        Group::Snapshot,
+        Group::Retry,
+        Group::Delivery,
+        Group::Rest,
+    ];
+
+    pub fn title(self) -> &'static str {
+        match self {
+            Group::Connect => "Kafka Connect keys",
+            Group::Source => "Source and simulator",
+            Group::Database => "Database connection",
+            Group::Capture => "Capture and mining",
+            Group::Buffer => "Transaction buffer, spill and journal",
+            Group::Transactions => "Long and orphaned transactions",
+            Group::Lobs => "LOBs",
+            Group::Decode => "Decoding and record format",
+            Group::Tables => "Tables, columns and keys",
+            Group::Topics => "Topics",
+            Group::Kafka => "Kafka clients",
+            Group::Snapshot => "Snapshots",
+            Group::Retry => "Retries and logging",
+            Group::Delivery => "Heartbeats, polling and exactly-once",
+            Group::Rest => "REST interface",
+        }
+    }
+
+    pub fn about(self) -> &'static str {
+        match self {
+            Group::Connect => {
+                "The keys Kafka Connect itself defines that this connector reads. Other keys \
+                 without the `cdc.` prefix are kept and passed through unchanged."
+            }
+            Group::Source => {
+                "Where redo comes from. `sim` runs the whole pipeline on the deterministic redo \
+                 simulator, without Oracle."
+            }
+            Group::Database => {
+                "How the LogMiner session connects. `cdc.database.url` overrides host, port, \
+                 service and SID."
+            }
+            Group::Capture => "Which redo is mined, in what steps, and with which dictionary.",
+            Group::Buffer => {
+                "Open transactions are held on the heap up to a budget, spilled to CRC-framed \
+                 files beyond it, and journaled to Kafka when they grow long or large."
+            }
+            Group::Transactions => {
+                "Transactions that stay open too long or that the database forgot."
+            }
+            Group::Lobs => "How CLOB, NCLOB and BLOB columns are delivered.",
+            Group::Decode => {
+                "What happens to undecodable rows and how values and names are written."
+            }
+            Group::Tables => {
+                "Which tables and columns are captured and what keys their records. Patterns are \
+                 regular expressions that must match the whole name: `PDB.OWNER.TABLE` for \
+                 tables (`OWNER.TABLE` without PDBs) and `[PDB.]OWNER.TABLE.COLUMN` for columns."
+            }
+            Group::Topics => {
+                "Topic names. `${prefix}` in any topic name is replaced by `cdc.topic.prefix`."
+            }
+            Group::Kafka => {
+                "The connector's own Kafka clients (admin, journal, schema, signals). Every \
+                 `cdc.kafka.*` key is handed to them with the prefix removed."
+            }
+            Group::Snapshot => {
+                "Reading captured tables whole, `AS OF SCN`, interleaved with streaming."
+            }
+            Group::Retry => "Transient errors and what may appear in logs.",
+            Group::Delivery => {
+                "Heartbeats, how records are handed to the worker, and the bounds of Kafka \
+                 transactions under exactly-once delivery."
+            }
+            Group::Rest => "The Kafka Connect REST endpoints and Prometheus metrics.",
+        }
+    }
+}
+
+/// Whether a key does something yet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum KeyStatus {
+    /// Implemented.
+    Built,
+    /// Accepted and validated, but not implemented yet; setting it yields a warning.
+    Reserved,
+}
+
+impl KeyStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            KeyStatus::Built => "built",
+            KeyStatus::Reserved => "reserved",
+        }
+    }
+}
+
+/// Whether a table entry is one key or a family of keys sharing a prefix.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum KeyShape {
+    Exact,
+    /// `key` is the prefix (ending in `.`); `placeholder` names what follows it in the docs.
+    Prefix {
+        placeholder: &'static str,
+    },
+}
+
+/// What a key is when it is not given.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum KeyDefault {
+    /// This text, read exactly as if it had been given.
+    Value(&'static str),
+    /// Must be given.
+    Required,
+    /// Must be given in the situation described (`when …`).
+    Conditional(&'static str),
+    /// Not set unless given.
+    Unset,
+    /// Computed from other keys or from the worker, as described.
+    Derived(&'static str),
+}
+
+/// The shape of a key's value; drives parsing, the error text and the docs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum KeyKind {
+    /// A whole number in `min..=max`.
+    Integer {
+        min: i64,
+        max: i64,
+    },
+    /// Any unsigned 64-bit number.
+    Unsigned,
+    /// Milliseconds in `min..=max`.
+    DurationMs {
+        min: u64,
+        max: u64,
+    },
+    /// `-1` (meaning `minus_one`) or milliseconds of at least `min`.
+    DurationMsOrMinusOne {
+        min: u64,
+        minus_one: &'static str,
+    },
+    /// A size in bytes in `min..=max`.
+    Bytes {
+        min: u64,
+        max: u64,
+    },
+    Boolean,
+    /// One of the listed values (ASCII case ignored).
+    Choice(&'static [&'static str]),
+    /// Free text.
+    Text,
+    /// Text that must not be empty.
+    Name,
+    /// Text kept as a [`super::Secret`]; never printed.
+    Secret,
+    /// A file-system path.
+    Path,
+    /// Comma-separated names.
+    List,
+    /// Comma-separated regular expressions.
+    RegexList,
+    /// Comma-separated ORA error codes.
+    OraCodes,
+    /// `[PDB.]SCHEMA.TABLE:C1,C2;…`
+    KeyColumns,
+    /// `k=v;k=v` driver properties.
+    DriverProperties,
+    /// `HH:mm`.
+    TimeOfDay,
+    /// An Oracle connect string or JDBC thin URL.
+    DatabaseUrl,
+    /// A host name or IP address.
+    Host,
+    /// `host:port` to listen on (port 0 picks a free port).
+    ListenAddress,
+    /// Comma-separated `host:port` Kafka brokers.
+    Brokers,
+    /// An SCN of at least 1.
+    Scn,
+    /// `LOG_ARCHIVE_DEST_n`.
+    ArchiveDestination,
+    /// `-1` for the broker default or 1 to 32767.
+    ReplicationFactor,
+    /// The topic prefix, also the server name in offsets.
+    TopicPrefix,
+    /// A Kafka topic name in which `${prefix}` is substituted.
+    TopicName,
+    /// A topic template with `${prefix}`, `${pdb}`, `${schema}`, `${table}`, `${database}`.
+    TopicTemplate,
+    /// The name of a converter or class.
+    ClassName,
+}
+
+/// A size in the largest binary unit that divides it, for docs and errors: `16 MiB`.
+pub(crate) fn human_bytes(bytes: u64) -> Option<String> {
+    const UNITS: [(u64, &str); 4] = [
+        (1 << 40, "TiB"),
+        (1 << 30, "GiB"),
+        (1 << 20, "MiB"),
+        (1 << 10, "KiB"),
+    ];
+    UNITS
+        .iter()
+        .find(|(unit, _)| bytes >= *unit && bytes.is_multiple_of(*unit))
+        .map(|(unit, name)| format!("{} {name}", bytes / unit))
+}
+
+fn bytes_text(bytes: u64) -> String {
+    match human_bytes(bytes) {
+        Some(human) => format!("{bytes} ({human})"),
+        None => bytes.to_string(),
+    }
+}
+
+impl KeyKind {
+    /// What a value of this kind may be, in words; used by errors and the docs.
+    pub fn allowed(&self) -> String {
+        match *self {
+            KeyKind::Integer { min, max } if max == i64::MAX => {
+                format!("an integer, at least {min}")
+            }
+            KeyKind::Integer { min, max } => format!("an integer from {min} to {max}"),
+            KeyKind::Unsigned => format!("an integer from 0 to {}", u64::MAX),
+            KeyKind::DurationMs { min, max } if max == MAX_MS => {
+                format!("milliseconds, at least {min}")
+            }
+            KeyKind::DurationMs { min, max } => format!("milliseconds from {min} to {max}"),
+            KeyKind::DurationMsOrMinusOne { min, minus_one } => {
+                format!("-1 ({minus_one}) or milliseconds, at least {min}")
+            }
+            KeyKind::Bytes { min, max } if max == MAX_BYTES => {
+                format!("bytes, at least {}", bytes_text(min))
+            }
+            KeyKind::Bytes { min, max } => {
+                format!("bytes from {} to {}", bytes_text(min), bytes_text(max))
+            }
+            KeyKind::Boolean => "true or false".to_owned(),
+            KeyKind::Choice(values) => format!("one of {}", values.join(", ")),
+            KeyKind::Text => "text".to_owned(),
+            KeyKind::Name => "non-empty text".to_owned(),
+            KeyKind::Secret => "non-empty text, kept secret".to_owned(),
+            KeyKind::Path => "a file-system path".to_owned(),
+            KeyKind::List => "comma-separated names".to_owned(),
+            KeyKind::RegexList => {
+                "comma-separated regular expressions, each matching a whole name \
+                 (a comma inside (), [] or {}, or written `\\,`, belongs to the expression)"
+                    .to_owned()
+            }
+            KeyKind::OraCodes => "comma-separated ORA codes such as ORA-12345".to_owned(),
+            KeyKind::KeyColumns => {
+                "`[PDB.]SCHEMA.TABLE:COLUMN,COLUMN` entries separated by `;`".to_owned()
+            }
+            KeyKind::DriverProperties => "`name=value` pairs separated by `;`".to_owned(),
+            KeyKind::TimeOfDay => "HH:mm from 00:00 to 23:59".to_owned(),
+            KeyKind::DatabaseUrl => {
+                "an Oracle connect string (`//host:port/service`, `host:port/service` or a TNS \
+                 descriptor) or a `jdbc:oracle:thin:@` URL, without credentials"
+                    .to_owned()
+            }
+            KeyKind::Host => "a host name or IP address".to_owned(),
+            KeyKind::ListenAddress => "host:port (port 0 picks a free port)".to_owned(),
+            KeyKind::Brokers => "comma-separated host:port".to_owned(),
+            KeyKind::Scn => "an SCN, at least 1".to_owned(),
+            KeyKind::ArchiveDestination => "LOG_ARCHIVE_DEST_n with n from 1 to 31".to_owned(),
+            KeyKind::ReplicationFactor => "-1 (broker default) or 1 to 32767".to_owned(),
+            KeyKind::TopicPrefix => {
+                "letters, digits, `.`, `_` and `-`, at most 200 characters".to_owned()
+            }
+            KeyKind::TopicName => {
+                "a Kafka topic name: letters, digits, `.`, `_` and `-`, at most 249 characters; \
+                 `${prefix}` is replaced by cdc.topic.prefix"
+                    .to_owned()
+            }
+            KeyKind::TopicTemplate => {
+                "text with the variables ${prefix}, ${pdb}, ${schema}, ${table} and ${database}; \
+                 characters Kafka forbids become `_`"
+                    .to_owned()
+            }
+            KeyKind::ClassName => "a class name: letters, digits, `.`, `_` and `$`".to_owned(),
+        }
+    }
+}
+
+/// The largest milliseconds value a key accepts (Java `long`, as the Connect tooling writes).
+pub(crate) const MAX_MS: u64 = i64::MAX as u64;
+/// The largest byte count a key accepts.
+pub(crate) const MAX_BYTES: u64 = i64::MAX as u64;
+const MAX_INT: i64 = i32::MAX as i64;
+const MAX_LONG: i64 = i64::MAX;
+const MIB: u64 = 1 << 20;
+
+/// One configuration key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct KeySpec {
+    /// The full key (`cdc.capture.mode`), or the prefix for [`KeyShape::Prefix`].
+    pub key: &'static str,
+    pub shape: KeyShape,
+    pub group: Group,
+    pub kind: KeyKind,
+    pub default: KeyDefault,
+    pub status: KeyStatus,
+    /// One line: what the key does.
+    pub doc: &'static str,
+}
+
+impl KeySpec {
+    const fn new(
+        key: &'static str,
+        group: Group,
+        kind: KeyKind,
+        default: KeyDefault,
+        doc: &'static str,
+    ) -> KeySpec {
+        KeySpec {
+            key,
+            shape: KeyShape::Exact,
+            group,
+            kind,
+            default,
+            status: KeyStatus::Built,
+            doc,
+        }
+    }
+
+    const fn reserved(mut self) -> KeySpec {
+        self.status = KeyStatus::Reserved;
+        self
+    }
+
+    const fn prefix(mut self, placeholder: &'static str) -> KeySpec {
+        self.shape = KeyShape::Prefix { placeholder };
+        self
+    }
+
+    /// The key as documented: `cdc.kafka.*` for a prefix family.
+    pub fn display_name(&self) -> String {
+        match self.shape {
+            KeyShape::Exact => self.key.to_owned(),
+            KeyShape::Prefix { placeholder } => format!("{}{placeholder}", self.key),
+        }
+    }
+
+    /// Whether `key` is this key or, for a family, one of its members.
+    pub fn matches(&self, key: &str) -> bool {
+        match self.shape {
+            KeyShape::Exact => key == self.key,
+            KeyShape::Prefix { .. } => key.len() > self.key.len() && key.starts_with(self.key),
+        }
+    }
+
+    /// Whether the default is the literal value given.
+    pub fn default_value(&self) -> Option<&'static str> {
+        match self.default {
+            KeyDefault::Value(text) => Some(text),
+            _ => None,
+        }
+    }
+}
+
+use Group as G;
+use KeyDefault::{Conditional, Derived, Required, Unset, Value};
+use KeyKind as K;
+
+const fn ms(min: u64) -> KeyKind {
+    K::DurationMs { min, max: MAX_MS }
+}
+
+const fn bytes(min: u64) -> KeyKind {
+    K::Bytes {
+        min,
+        max: MAX_BYTES,
+    }
+}
+
+const fn int(min: i64, max: i64) -> KeyKind {
+    K::Integer { min, max }
+}
+
+const ORACLE_ONLY: KeyDefault = Conditional("when cdc.source=oracle");
+
+/// Every key the connector reads, in document order within each group.
+#[rustfmt::skip]
+pub static KEYS: &[KeySpec] = &[
+    // Kafka Connect
+    KeySpec::new("name", G::Connect, K::Name, Required,
+        "Connector name: the offsets key, the spill sub-directory and the REST path."),
+    KeySpec::new("connector.class", G::Connect, K::ClassName, Unset,
+        "Accepted for Kafka Connect compatibility; this binary runs the Oracle connector whatever it names."),
+    KeySpec::new("tasks.max", G::Connect, int(1, MAX_INT), Value("1"),
+        "One task always runs; a larger value is reported as a warning and treated as 1."),
+    KeySpec::new("exactly.once.support", G::Connect, K::Choice(ExactlyOnceSupport::ALLOWED), Value("requested"),
+        "Exactly-once support the connector asks of the worker; `required` for exactly-once delivery."),
+    KeySpec::new("transaction.boundary", G::Connect, K::Choice(TransactionBoundary::ALLOWED), Value("poll"),
+        "`connector` ends Kafka transactions at Oracle commits (exactly once); `poll` delivers at least once."),
+    KeySpec::new("key.converter", G::Connect, K::ClassName, Unset,
+        "Converter of record keys; unset means JSON."),
+    KeySpec::new("value.converter", G::Connect, K::ClassName, Unset,
+        "Converter of record values; unset means JSON."),
+    KeySpec::new("key.converter.schemas.enable", G::Connect, K::Boolean, Value("true"),
+        "JSON keys carry the Connect schema envelope."),
+    KeySpec::new("value.converter.schemas.enable", G::Connect, K::Boolean, Value("true"),
+        "JSON values carry the Connect schema envelope."),
+    KeySpec::new("offset.storage.topic", G::Connect, K::TopicName, Value("connect-offsets"),
+        "Topic of the Kafka Connect offsets, in the Connect format."),
+    KeySpec::new("bootstrap.servers", G::Connect, K::Brokers, Unset,
+        "Kafka brokers the worker produces to."),
+    // Source and simulator
+    KeySpec::new("cdc.source", G::Source, K::Choice(SourceKind::ALLOWED), Value("oracle"),
+        "`oracle` mines a database with LogMiner; `sim` runs the redo simulator."),
+    KeySpec::new("cdc.sim.seed", G::Source, K::Unsigned, Value("1"),
+        "Seed of the simulator; the same seed produces the same redo."),
+    KeySpec::new("cdc.sim.scenario", G::Source, K::Path, Unset,
+        "Scenario file for the simulator; unset runs the built-in workload."),
+    KeySpec::new("cdc.sim.changes", G::Source, int(0, MAX_LONG), Value("10000"),
+        "Number of row changes the simulator generates."),
+    // Database
+    KeySpec::new("cdc.database.url", G::Database, K::DatabaseUrl,
+        Conditional("when cdc.source=oracle, unless cdc.database.host is set"),
+        "Connect string; overrides host, port, service and SID."),
+    KeySpec::new("cdc.database.host", G::Database, K::Host,
+        Conditional("when cdc.source=oracle, unless cdc.database.url is set"),
+        "Database host; needs cdc.database.service or cdc.database.sid."),
+    KeySpec::new("cdc.database.port", G::Database, int(1, 65535), Value("1521"),
+        "Listener port."),
+    KeySpec::new("cdc.database.service", G::Database, K::Name, Unset,
+        "Service name to connect to (the CDB root service when capturing PDBs)."),
+    KeySpec::new("cdc.database.sid", G::Database, K::Name, Unset,
+        "SID to connect to, instead of a service."),
+    KeySpec::new("cdc.database.user", G::Database, K::Name, ORACLE_ONLY,
+        "Capture user; a C## common user in a CDB."),
+    KeySpec::new("cdc.database.password", G::Database, K::Secret, ORACLE_ONLY,
+        "Password of the capture user."),
+    KeySpec::new("cdc.database.wallet.location", G::Database, K::Path, Unset,
+        "Oracle wallet directory."),
+    KeySpec::new("cdc.database.tls.truststore.location", G::Database, K::Path, Unset,
+        "Trust store for TLS to the listener."),
+    KeySpec::new("cdc.database.tls.truststore.password", G::Database, K::Secret, Unset,
+        "Password of the trust store."),
+    KeySpec::new("cdc.database.tls.truststore.type", G::Database, K::Name, Value("JKS"),
+        "Type of the trust store."),
+    KeySpec::new("cdc.database.kerberos.ccache", G::Database, K::Path, Unset,
+        "Kerberos credential cache.").reserved(),
+    KeySpec::new("cdc.database.connection.properties", G::Database, K::DriverProperties, Value(""),
+        "Extra driver properties."),
+    KeySpec::new("cdc.database.idle.timeout.ms", G::Database, ms(10_000), Value("300000"),
+        "Idle connections are probed at half this interval.").reserved(),
+    KeySpec::new("cdc.database.pdbs", G::Database, K::List, Value(""),
+        "PDBs to capture from the CDB root; empty for a non-CDB."),
+    KeySpec::new("cdc.database.fan.enabled", G::Database, K::Boolean, Value("false"),
+        "RAC Fast Application Notification.").reserved(),
+    // Capture and mining
+    KeySpec::new("cdc.capture.mode", G::Capture, K::Choice(CaptureMode::ALLOWED), Value("online"),
+        "`online` mines archived and online logs; `archive_only` waits for logs to be archived."),
+    KeySpec::new("cdc.start.scn", G::Capture, K::Scn, Unset,
+        "SCN of the first start when there is no offset (takeovers); ignored once an offset exists."),
+    KeySpec::new("cdc.archive.destination", G::Capture, K::ArchiveDestination,
+        Derived("the lowest valid local destination"),
+        "Archive destination whose copies are mined."),
+    KeySpec::new("cdc.mining.mode", G::Capture, K::Choice(MiningMode::ALLOWED), Value("auto"),
+        "`logs` adds log files, `range` mines by SCN range, `auto` uses range when connected to a PDB."),
+    KeySpec::new("cdc.mining.target.latency.ms", G::Capture, ms(100), Value("2000"),
+        "A step faster than this doubles the next window."),
+    KeySpec::new("cdc.mining.max.logs.per.step", G::Capture, int(1, 256), Value("8"),
+        "Largest window, in redo logs."),
+    KeySpec::new("cdc.mining.fetch.size", G::Capture, int(100, 1_000_000), Value("10000"),
+        "Rows fetched per round trip from V$LOGMNR_CONTENTS."),
+    KeySpec::new("cdc.mining.query.timeout.ms", G::Capture, ms(10_000), Value("600000"),
+        "A step running longer is cancelled and the window halved; the socket read timeout is this plus 60 s."),
+    KeySpec::new("cdc.mining.session.max.age.ms", G::Capture, ms(60_000), Value("3600000"),
+        "The LogMiner session is recycled after this long to release its PGA."),
+    KeySpec::new("cdc.mining.decode.threads", G::Capture, int(0, 64), Value("0"),
+        "Threads decoding SQL_REDO; 0 means one less than the cores, at most 8."),
+    KeySpec::new("cdc.mining.inlist.max", G::Capture, int(1, 1000), Value("1000"),
+        "Object ids per IN list of the mining query (ORA-01795 limits it to 1000)."),
+    KeySpec::new("cdc.mining.catchup.threshold.ms", G::Capture, ms(0), Value("300000"),
+        "Lag above which parallel catch-up would start.").reserved(),
+    KeySpec::new("cdc.mining.catchup.parallelism", G::Capture, int(1, 64), Value("2"),
+        "Sessions of parallel catch-up.").reserved(),
+    KeySpec::new("cdc.rac.safety.lag.ms", G::Capture,
+        K::DurationMsOrMinusOne { min: 0, minus_one: "off" }, Value("-1"),
+        "RAC safety lag behind the slowest thread.").reserved(),
+    KeySpec::new("cdc.dictionary.build.interval.ms", G::Capture, ms(0), Value("86400000"),
+        "Interval of redo dictionary builds for the lag case; 0 turns builds off."),
+    KeySpec::new("cdc.dictionary.build.time", G::Capture, K::TimeOfDay, Value("02:00"),
+        "Database time of day of the first scheduled build."),
+    KeySpec::new("cdc.dictionary.database.url", G::Capture, K::DatabaseUrl, Unset,
+        "Primary database that runs dictionary builds when capturing from a standby."),
+    // Buffer, spill and journal
+    KeySpec::new("cdc.buffer.memory.max.bytes", G::Buffer, bytes(16 * MIB), Value("268435456"),
+        "Heap budget of the transaction buffer; the largest transactions spill beyond it."),
+    KeySpec::new("cdc.buffer.spill.dir", G::Buffer, K::Path,
+        Derived("the worker's temporary directory + `oracle-cdc-spill/<name>`"),
+        "Directory of spill files; emptied at task start."),
+    KeySpec::new("cdc.buffer.spill.max.bytes", G::Buffer, bytes(64 * MIB), Value("10737418240"),
+        "Cap of spill files on disk; exceeding it stops with CDC-4001."),
+    KeySpec::new("cdc.txjournal.threshold.ms", G::Buffer, ms(1000), Value("300000"),
+        "A transaction open this long is journaled."),
+    KeySpec::new("cdc.txjournal.threshold.events", G::Buffer, int(1, MAX_LONG), Value("100000"),
+        "A transaction with this many changes is journaled."),
+    KeySpec::new("cdc.txjournal.chunk.max.bytes", G::Buffer,
+        K::Bytes { min: 16_384, max: 8_388_608 }, Value("524288"),
+        "Target size of a journal chunk."),
+    KeySpec::new("cdc.journal.converter", G::Buffer, K::ClassName, Value("TolerantJsonConverter"),
+        "Converter reading the journal back; the default reads JSON with or without the schema envelope."),
+    KeySpec::new("cdc.journal.converter.", G::Buffer, K::Text, Unset,
+        "Properties of the journal converter, passed with the prefix removed.").prefix("*"),
+    // Long and orphaned transactions
+    KeySpec::new("cdc.transaction.max.age.ms", G::Transactions,
+        K::DurationMsOrMinusOne { min: 1000, minus_one: "unlimited" }, Value("-1"),
+        "Longest a transaction may stay open in the buffer."),
+    KeySpec::new("cdc.transaction.max.age.action", G::Transactions, K::Choice(MaxAgeAction::ALLOWED), Value("fail"),
+        "On breach: `fail` stops with CDC-4004; `discard` drops it with an ops event and a DLQ record."),
+    KeySpec::new("cdc.transaction.orphan.check.interval.ms", G::Transactions, ms(1000), Value("300000"),
+        "Interval of orphan checks against GV$TRANSACTION."),
+    KeySpec::new("cdc.transaction.orphan.action", G::Transactions, K::Choice(OrphanAction::ALLOWED), Value("release"),
+        "`release` drops an orphan as a rollback; `fail` stops with CDC-7002."),
+    // LOBs
+    KeySpec::new("cdc.lob.mode", G::Lobs, K::Choice(LobMode::ALLOWED), Value("skip"),
+        "`skip` leaves LOB fields out; `inline` assembles them from redo; `reselect` also reads missing ones back."),
+    KeySpec::new("cdc.lob.max.bytes", G::Lobs, bytes(1), Value("1048576"),
+        "Largest LOB delivered (UTF-8 bytes for text)."),
+    KeySpec::new("cdc.lob.oversize.action", G::Lobs, K::Choice(LobOversizeAction::ALLOWED), Value("fail"),
+        "A larger LOB: `fail` stops with CDC-3003; `placeholder` delivers the placeholder."),
+    KeySpec::new("cdc.unavailable.placeholder", G::Lobs, K::Text, Value("__cdc_unavailable_value"),
+        "Value of a field whose value is not available; a BLOB gets its UTF-8 bytes."),
+    // Decoding and record format
+    KeySpec::new("cdc.on.decode.error", G::Decode, K::Choice(DecodeErrorAction::ALLOWED), Value("fail"),
+        "An undecodable DML row: `fail` stops with CDC-3001; `dlq` writes it to the DLQ topic."),
+    KeySpec::new("cdc.output.format", G::Decode, K::Choice(OutputFormat::ALLOWED), Value("debezium"),
+        "Record value layout."),
+    KeySpec::new("cdc.decimal.mode", G::Decode, K::Choice(DecimalMode::ALLOWED), Value("precise"),
+        "NUMBER as Connect Decimal, as text, or as float64."),
+    KeySpec::new("cdc.temporal.mode", G::Decode, K::Choice(TemporalMode::ALLOWED), Value("adaptive"),
+        "Dates and times as Debezium time types or as ISO text."),
+    KeySpec::new("cdc.schema.name.adjustment.mode", G::Decode, K::Choice(NameAdjustment::ALLOWED), Value("none"),
+        "Adjustment of schema names for Avro."),
+    KeySpec::new("cdc.field.name.adjustment.mode", G::Decode, K::Choice(NameAdjustment::ALLOWED), Value("none"),
+        "Adjustment of field names for Avro."),
+    // Tables, columns and keys
+    KeySpec::new("cdc.tables.include", G::Tables, K::RegexList, Required,
+        "Tables to capture."),
+    KeySpec::new("cdc.tables.exclude", G::Tables, K::RegexList, Value(""),
+        "Tables not to capture, even when included."),
+    KeySpec::new("cdc.tables.case.sensitive", G::Tables, K::Boolean, Value("false"),
+        "Whether table and column patterns and key-column names respect case."),
+    KeySpec::new("cdc.columns.exclude", G::Tables, K::RegexList, Value(""),
+        "Columns dropped in the parser; their values never reach the buffer, Kafka or logs."),
+    KeySpec::new("cdc.users.exclude", G::Tables, K::List, Value(""),
+        "Database users whose transactions are filtered out in the mining query."),
+    KeySpec::new("cdc.key.missing", G::Tables, K::Choice(KeyMissing::ALLOWED), Value("fail"),
+        "A table without any key: stop with CDC-3001, key by ROWID, or no key."),
+    KeySpec::new("cdc.key.columns", G::Tables, K::KeyColumns, Value(""),
+        "Key columns per table, ahead of the primary key."),
+    KeySpec::new("cdc.tombstones.on.delete", G::Tables, K::Boolean, Value("true"),
+        "A tombstone follows each keyed delete."),
+    // Topics
+    KeySpec::new("cdc.topic.prefix", G::Topics, K::TopicPrefix, Required,
+        "Prefix of every topic; also the server name and the offset partition."),
+    KeySpec::new("cdc.topic.template", G::Topics, K::TopicTemplate,
+        Derived("`${prefix}.${pdb}.${schema}.${table}` with cdc.database.pdbs, else `${prefix}.${schema}.${table}`"),
+        "Topic of a table's records; `${pdb}` is the database name in a non-CDB."),
+    KeySpec::new("cdc.ops.topic", G::Topics, K::TopicName, Value("${prefix}.cdc.ops"),
+        "Operational events."),
+    KeySpec::new("cdc.signals.topic", G::Topics, K::TopicName, Value("${prefix}.cdc.signals"),
+        "Signals to the connector."),
+    KeySpec::new("cdc.schema.topic", G::Topics, K::TopicName, Value("${prefix}.cdc.schema"),
+        "Table layouts (compacted; names and types, no values)."),
+    KeySpec::new("cdc.dlq.topic", G::Topics, K::TopicName, Value("${prefix}.cdc.dlq"),
+        "Dead letters: undecodable rows and discarded transactions."),
+    KeySpec::new("cdc.heartbeat.topic", G::Topics, K::TopicName, Value("${prefix}.cdc.heartbeat"),
+        "Heartbeats."),
+    KeySpec::new("cdc.txjournal.topic", G::Topics, K::TopicName, Value("${prefix}.cdc.txjournal"),
+        "Transaction journal (compacted)."),
+    KeySpec::new("cdc.transactions.topic.enabled", G::Topics, K::Boolean, Value("false"),
+        "Create the transactions topic (never written yet)."),
+    KeySpec::new("cdc.transactions.topic", G::Topics, K::TopicName, Value("${prefix}.cdc.transactions"),
+        "Transactions topic."),
+    KeySpec::new("cdc.internal.topic.replication.factor", G::Topics, K::ReplicationFactor, Value("-1"),
+        "Replication factor of the internal topics the connector creates."),
+    // Kafka clients
+    KeySpec::new("cdc.kafka.bootstrap.servers", G::Kafka, K::Brokers, Unset,
+        "Brokers of the connector's own clients; without it nothing is journaled and side topics are not created."),
+    KeySpec::new("cdc.kafka.", G::Kafka, K::Text, Unset,
+        "Kafka client properties, passed with the prefix removed; `*.password` and `sasl.jaas.config` are secrets.")
+        .prefix("*"),
+    // Snapshots
+    KeySpec::new("cdc.snapshot.mode", G::Snapshot, K::Choice(SnapshotMode::ALLOWED), Value("initial"),
+        "When tables are read whole: at first start, never, only (no streaming), or on a signal."),
+    KeySpec::new("cdc.snapshot.threads", G::Snapshot, int(1, 64), Value("4"),
+        "Parallel chunk readers."),
+    KeySpec::new("cdc.snapshot.chunk.rows", G::Snapshot, int(1000, MAX_LONG), Value("100000"),
+        "Rows per chunk."),
+    KeySpec::new("cdc.snapshot.chunk.retries", G::Snapshot, int(0, MAX_INT), Value("5"),
+        "Retries of a failed chunk before CDC-8001."),
+    KeySpec::new("cdc.snapshot.fetch.size", G::Snapshot, int(1, 1_000_000), Value("5000"),
+        "Rows fetched per round trip."),
+    KeySpec::new("cdc.snapshot.max.pending.chunks", G::Snapshot, int(1, MAX_INT), Value("8"),
+        "Chunks read ahead of publishing."),
+    KeySpec::new("cdc.snapshot.tables.order", G::Snapshot, K::List, Value(""),
+        "Tables snapshotted first, in this order."),
+    KeySpec::new("cdc.snapshot.select.override.", G::Snapshot, K::Name, Unset,
+        "SQL condition limiting the snapshot of one table.").prefix("<PDB.OWNER.TABLE>"),
+    // Retries and logging
+    KeySpec::new("cdc.retry.max.time.ms", G::Retry, ms(1000), Value("86400000"),
+        "Budget of reconnect attempts after transient errors."),
+    KeySpec::new("cdc.retry.extra.error.codes", G::Retry, K::OraCodes, Value(""),
+        "More ORA codes treated as transient."),
+    KeySpec::new("cdc.log.sensitive.data", G::Retry, K::Boolean, Value("false"),
+        "Row values may appear in errors and logs (never in ops events)."),
+    // Heartbeats, polling and exactly-once
+    KeySpec::new("cdc.heartbeat.interval.ms", G::Delivery, K::DurationMs { min: 0, max: 3_600_000 }, Value("10000"),
+        "Heartbeat after this long without changes; 0 sends only the start heartbeat."),
+    KeySpec::new("cdc.poll.max.records", G::Delivery, int(1, 100_000), Value("2000"),
+        "Records handed over per poll."),
+    KeySpec::new("cdc.poll.linger.ms", G::Delivery, K::DurationMs { min: 0, max: 60_000 }, Value("50"),
+        "Wait for more records before handing over a short batch."),
+    KeySpec::new("cdc.shutdown.timeout.ms", G::Delivery, K::DurationMs { min: 1000, max: 600_000 }, Value("30000"),
+        "Time allowed to stop cleanly."),
+    KeySpec::new("cdc.eos.batch.max.records", G::Delivery, int(1, MAX_LONG), Value("5000"),
+        "A Kafka transaction ends at the next Oracle commit after this many records."),
+    KeySpec::new("cdc.eos.batch.max.bytes", G::Delivery, bytes(1), Value("16777216"),
+        "… or after this much change data."),
+    KeySpec::new("cdc.eos.batch.max.ms", G::Delivery, ms(1), Value("500"),
+        "… or this long after it began."),
+    KeySpec::new("cdc.eos.split.max.records", G::Delivery, int(1, MAX_LONG), Value("500000"),
+        "An Oracle transaction with more changes is split over several Kafka transactions."),
+    KeySpec::new("cdc.eos.split.max.bytes", G::Delivery, bytes(1), Value("268435456"),
+        "An Oracle transaction with more change data is split over several Kafka transactions."),
+    // REST
+    KeySpec::new("cdc.rest.listen", G::Rest, K::ListenAddress, Value("127.0.0.1:8083"),
+        "Address of the REST and metrics endpoints."),
+];
+
+/// The table entry for `key`: the exact key first, then a prefix family.
+pub fn key_spec(key: &str) -> Option<&'static KeySpec> {
+    KEYS.iter()
+        .find(|spec| spec.shape == KeyShape::Exact && spec.key == key)
+        .or_else(|| KEYS.iter().find(|spec| spec.matches(key)))
+}
+
+/// The known key closest to a misspelt one, if any is close enough to be a likely typo.
+pub fn suggest_key(unknown: &str) -> Option<String> {
+    let mut best: Option<(usize, String)> = None;
+    for spec in KEYS {
+        let candidate = match spec.shape {
+            KeyShape::Exact => spec.key.to_owned(),
+            // Compare the family prefix with as many dot-parts of the unknown key, and keep
+            // the rest: `cdc.snapshot.select.overide.A.B` → `cdc.snapshot.select.override.A.B`.
+            KeyShape::Prefix { .. } => {
+                let parts = spec.key.trim_end_matches('.').split('.').count();
+                let mut pieces = unknown.splitn(parts + 1, '.');
+                let head: Vec<&str> = pieces.by_ref().take(parts).collect();
+                match pieces.next() {
+                    Some(rest) if head.len() == parts => {
+                        let head = format!("{}.", head.join("."));
+                        if edit_distance(&head, spec.key) == 0 {
+                            continue;
+                        }
+                        format!("{}{rest}", spec.key)
+                    }
+                    _ => continue,
+                }
+            }
+        };
+        let distance = edit_distance(unknown, &candidate);
+        if best.as_ref().is_none_or(|(d, _)| distance < *d) {
+            best = Some((distance, candidate));
+        }
+    }
+    // A typo is a few edits, relative to the length: don't suggest unrelated keys.
+    best.filter(|(distance, candidate)| *distance <= 3.max(candidate.len() / 8) && *distance > 0)
+        .map(|(_, candidate)| candidate)
+}
+
+/// Optimal string alignment distance: Levenshtein plus adjacent transpositions (`stpe`/`step`).
+pub(crate) fn edit_distance(a: &str, b: &str) -> usize {
+    let a: Vec<char> = a.chars().collect();
+    let b: Vec<char> = b.chars().collect();
+    let width = b.len() + 1;
+    let mut d = vec![0usize; (a.len() + 1) * width];
+    for (i, cell) in d.iter_mut().step_by(width).enumerate() {
+        *cell = i;
+    }
+    for (j, cell) in d.iter_mut().take(width).enumerate() {
+        *cell = j;
+    }
+    for i in 1..=a.len() {
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            let mut best = (d[(i - 1) * width + j] + 1)
+                .min(d[i * width + j - 1] + 1)
+                .min(d[(i - 1) * width + j - 1] + cost);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                best = best.min(d[(i - 2) * width + j - 2] + 1);
+            }
+            d[i * width + j] = best;
+        }
+    }
+    d[a.len() * width + b.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn edit_distance_counts_transposition_as_one() {
+        assert_eq!(edit_distance("stpe", "step"), 1);
+        assert_eq!(edit_distance("", "abc"), 3);
+        assert_eq!(edit_distance("kitten", "sitting"), 3);
+    }
+
+    #[test]
+    fn keys_are_unique() {
+        let mut names: Vec<&str> = KEYS.iter().map(|k| k.key).collect();
+        names.sort_unstable();
+        let before = names.len();
+        names.dedup();
+        assert_eq!(before, names.len());
+    }
+
+    #[test]
+    fn suggestion_for_prefix_family() {
+        assert_eq!(
+            suggest_key("cdc.snapshot.select.overide.APP.ORDERS").as_deref(),
+            Some("cdc.snapshot.select.override.APP.ORDERS")
+        );
+        assert_eq!(suggest_key("cdc.completely.unrelated.thing"), None);
+    }
+}

@@ -1,0 +1,402 @@
+//! The validated, typed configuration downstream code reads.
+//!
+//! Every field has its default applied and its range checked; durations are
+//! [`Duration`]s and sizes `u64` bytes. Fields are grouped as the key table groups the keys.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use super::choices::{
+    CaptureMode, DecimalMode, DecodeErrorAction, ExactlyOnceSupport, KeyMissing, LobMode,
+    LobOversizeAction, MaxAgeAction, MiningMode, NameAdjustment, OrphanAction, OutputFormat,
+    SnapshotMode, SourceKind, TemporalMode, TransactionBoundary,
+};
+use super::error::ConfigWarning;
+use super::secret::{Properties, Secret};
+use super::tables::{TableMap, TableSelection};
+use super::topics::TopicTemplate;
+use super::values::{HostPort, TimeOfDay};
+use crate::position::Scn;
+
+/// The whole validated configuration.
+#[derive(Debug, Clone)]
+pub struct CdcConfig {
+    pub connect: ConnectSettings,
+    pub source: SourceKind,
+    pub sim: SimSettings,
+    pub database: DatabaseSettings,
+    pub capture: CaptureSettings,
+    pub mining: MiningSettings,
+    pub dictionary: DictionarySettings,
+    pub buffer: BufferSettings,
+    pub journal: JournalSettings,
+    pub transaction: TransactionSettings,
+    pub lob: LobSettings,
+    pub decode: DecodeSettings,
+    pub tables: TableSelection,
+    pub keys: KeySettings,
+    pub topics: TopicSettings,
+    pub kafka: KafkaSettings,
+    pub snapshot: SnapshotSettings,
+    pub retry: RetrySettings,
+    pub heartbeat: HeartbeatSettings,
+    pub poll: PollSettings,
+    pub eos: EosSettings,
+    pub rest: RestSettings,
+    pub(crate) warnings: Vec<ConfigWarning>,
+}
+
+impl CdcConfig {
+    /// What validation found worth telling the operator; log these at start.
+    pub fn warnings(&self) -> &[ConfigWarning] {
+        &self.warnings
+    }
+
+    /// Whether changes of `[PDB.]OWNER.TABLE` are captured.
+    pub fn is_table_included(&self, pdb: Option<&str>, owner: &str, table: &str) -> bool {
+        self.tables.is_table_included(pdb, owner, table)
+    }
+
+    /// Whether the values of this column are dropped in the parser.
+    pub fn is_column_excluded(
+        &self,
+        pdb: Option<&str>,
+        owner: &str,
+        table: &str,
+        column: &str,
+    ) -> bool {
+        self.tables.is_column_excluded(pdb, owner, table, column)
+    }
+
+    /// Decode threads for a machine with `available_cores`: see [`MiningSettings::decode_threads_for`].
+    pub fn decode_threads(&self, available_cores: usize) -> usize {
+        self.mining.decode_threads_for(available_cores)
+    }
+
+    /// The spill directory: `cdc.buffer.spill.dir`, else `<temp_dir>/oracle-cdc-spill/<name>`.
+    /// The caller passes the worker's temporary directory (this crate reads no environment).
+    pub fn spill_dir(&self, temp_dir: &Path) -> PathBuf {
+        match &self.buffer.spill_dir {
+            Some(dir) => dir.clone(),
+            None => temp_dir
+                .join("oracle-cdc-spill")
+                .join(path_safe(&self.connect.name)),
+        }
+    }
+
+    /// The topic of a table's records, from `cdc.topic.template`.
+    pub fn topic_for_table(
+        &self,
+        database: &str,
+        pdb: Option<&str>,
+        schema: &str,
+        table: &str,
+    ) -> String {
+        self.topics.template.render(database, pdb, schema, table)
+    }
+
+    /// Whether several PDBs are captured from the CDB root.
+    pub fn is_cdb(&self) -> bool {
+        !self.database.pdbs.is_empty()
+    }
+
+    /// Whether the connector ends Kafka transactions itself (exactly-once delivery).
+    pub fn is_exactly_once(&self) -> bool {
+        self.connect.transaction_boundary == TransactionBoundary::Connector
+    }
+}
+
+/// A connector name as one path component: no separators, never `.` or `..`.
+fn path_safe(name: &str) -> String {
+    let safe: String = name
+        .chars()
+        .map(|c| {
+            if c.is_alphanumeric() || matches!(c, '.' | '_' | '-') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    if safe.chars().all(|c| c == '.') {
+        safe.replace('.', "_")
+    } else {
+        safe
+    }
+}
+
+/// The Kafka Connect keys.
+#[derive(Debug, Clone)]
+pub struct ConnectSettings {
+    /// The connector name (`name`).
+    pub name: String,
+    pub connector_class: Option<String>,
+    pub exactly_once_support: ExactlyOnceSupport,
+    pub transaction_boundary: TransactionBoundary,
+    pub key_converter: Option<String>,
+    pub value_converter: Option<String>,
+    pub key_converter_schemas_enable: bool,
+    pub value_converter_schemas_enable: bool,
+    pub offset_storage_topic: String,
+    /// The worker's brokers (`bootstrap.servers`), `host:port` each.
+    pub bootstrap_servers: Vec<String>,
+    /// Keys without the `cdc.` prefix that the connector does not read, kept for the worker.
+    pub pass_through: Properties,
+}
+
+/// The redo simulator (`cdc.source=sim`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SimSettings {
+    pub seed: u64,
+    pub scenario: Option<PathBuf>,
+    pub changes: u64,
+}
+
+/// Where the database is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DatabaseEndpoint {
+    /// `cdc.database.url`: an EZConnect string or TNS descriptor.
+    ConnectString(String),
+    Service {
+        host: String,
+        port: u16,
+        service: String,
+    },
+    Sid {
+        host: String,
+        port: u16,
+        sid: String,
+    },
+}
+
+impl DatabaseEndpoint {
+    /// The connect string for the Oracle client.
+    pub fn connect_string(&self) -> String {
+        let bracketed = |host: &str| {
+            if host.contains(':') {
+                format!("[{host}]")
+            } else {
+                host.to_owned()
+            }
+        };
+        match self {
+            DatabaseEndpoint::ConnectString(text) => text.clone(),
+            DatabaseEndpoint::Service {
+                host,
+                port,
+                service,
+            } => {
+                format!("//{}:{port}/{service}", bracketed(host))
+            }
+            DatabaseEndpoint::Sid { host, port, sid } => format!(
+                "(DESCRIPTION=(ADDRESS=(PROTOCOL=TCP)(HOST={host})(PORT={port}))(CONNECT_DATA=(SID={sid})))"
+            ),
+        }
+    }
+}
+
+/// What the LogMiner session logs in with; always present when `cdc.source=oracle`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OracleLogin {
+    pub endpoint: DatabaseEndpoint,
+    pub user: String,
+    pub password: Secret,
+}
+
+/// A TLS trust store.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TrustStore {
+    pub location: PathBuf,
+    pub password: Option<Secret>,
+    pub store_type: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DatabaseSettings {
+    /// `Some` whenever `cdc.source=oracle` (validation requires it).
+    pub login: Option<OracleLogin>,
+    /// PDBs captured from the CDB root; empty for a non-CDB.
+    pub pdbs: Vec<String>,
+    pub wallet_location: Option<PathBuf>,
+    pub truststore: Option<TrustStore>,
+    /// `cdc.database.connection.properties`, secrets masked in `Debug`.
+    pub connection_properties: Properties,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CaptureSettings {
+    pub mode: CaptureMode,
+    /// Start SCN when there is no offset.
+    pub start_scn: Option<Scn>,
+    /// `LOG_ARCHIVE_DEST_n` in upper case; `None` picks the lowest valid local destination.
+    pub archive_destination: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MiningSettings {
+    pub mode: MiningMode,
+    pub target_latency: Duration,
+    pub max_logs_per_step: u32,
+    pub fetch_size: u32,
+    pub query_timeout: Duration,
+    pub session_max_age: Duration,
+    /// As configured: 0 means "cores − 1, at most 8"; see [`Self::decode_threads_for`].
+    pub decode_threads: u32,
+    pub inlist_max: u32,
+}
+
+impl MiningSettings {
+    /// The most decode threads the automatic setting picks.
+    pub const AUTO_DECODE_THREADS_MAX: usize = 8;
+
+    /// Decode threads to start: the configured number, or for 0 one less than the cores (the
+    /// mining thread keeps one), at most 8 and at least 1.
+    pub fn decode_threads_for(&self, available_cores: usize) -> usize {
+        match self.decode_threads {
+            0 => available_cores
+                .saturating_sub(1)
+                .clamp(1, Self::AUTO_DECODE_THREADS_MAX),
+            threads => threads as usize,
+        }
+    }
+
+    /// Socket read timeout of the mining session: the query timeout plus 60 s, so the server
+    /// side cancels first.
+    pub fn socket_read_timeout(&self) -> Duration {
+        self.query_timeout + Duration::from_secs(60)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DictionarySettings {
+    /// `None` when builds are off (`cdc.dictionary.build.interval.ms=0`).
+    pub build_interval: Option<Duration>,
+    pub build_time: TimeOfDay,
+    /// The primary that runs builds when capturing from a standby.
+    pub database_url: Option<DatabaseEndpoint>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BufferSettings {
+    pub memory_max_bytes: u64,
+    /// As configured; [`CdcConfig::spill_dir`] resolves the default.
+    pub spill_dir: Option<PathBuf>,
+    pub spill_max_bytes: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JournalSettings {
+    pub threshold: Duration,
+    pub threshold_events: u64,
+    pub chunk_max_bytes: u64,
+    pub converter: String,
+    /// `cdc.journal.converter.*`, prefix removed.
+    pub converter_properties: Properties,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TransactionSettings {
+    /// `None` for unlimited (`-1`).
+    pub max_age: Option<Duration>,
+    pub max_age_action: MaxAgeAction,
+    pub orphan_check_interval: Duration,
+    pub orphan_action: OrphanAction,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LobSettings {
+    pub mode: LobMode,
+    pub max_bytes: u64,
+    pub oversize_action: LobOversizeAction,
+    pub unavailable_placeholder: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DecodeSettings {
+    pub on_decode_error: DecodeErrorAction,
+    pub output_format: OutputFormat,
+    pub decimal_mode: DecimalMode,
+    pub temporal_mode: TemporalMode,
+    pub schema_name_adjustment: NameAdjustment,
+    pub field_name_adjustment: NameAdjustment,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KeySettings {
+    pub missing: KeyMissing,
+    /// `cdc.key.columns`: key columns per table (upper case unless case-sensitive).
+    pub columns: TableMap<Vec<String>>,
+    pub tombstones_on_delete: bool,
+}
+
+#[derive(Debug, Clone)]
+pub struct TopicSettings {
+    pub prefix: String,
+    pub template: TopicTemplate,
+    pub ops: String,
+    pub signals: String,
+    pub schema: String,
+    pub dlq: String,
+    pub heartbeat: String,
+    pub txjournal: String,
+    pub transactions_enabled: bool,
+    pub transactions: String,
+    /// `None` for the broker default (`-1`).
+    pub internal_replication_factor: Option<i16>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KafkaSettings {
+    /// `cdc.kafka.bootstrap.servers`; empty disables journal, schema, signals and topic creation.
+    pub bootstrap_servers: Vec<String>,
+    /// `cdc.kafka.*` other than the brokers, prefix removed; secrets masked in `Debug`.
+    pub client_properties: Properties,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SnapshotSettings {
+    pub mode: SnapshotMode,
+    pub threads: u32,
+    pub chunk_rows: u64,
+    pub chunk_retries: u32,
+    pub fetch_size: u32,
+    pub max_pending_chunks: u32,
+    pub tables_order: Vec<String>,
+    /// `cdc.snapshot.select.override.<table>`: SQL conditions per table.
+    pub select_overrides: TableMap<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RetrySettings {
+    pub max_time: Duration,
+    /// ORA error numbers (`ORA-12345` → 12345) also treated as transient.
+    pub extra_error_codes: Vec<u32>,
+    pub log_sensitive_data: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HeartbeatSettings {
+    /// `None`: only the start heartbeat is sent (`0`).
+    pub interval: Option<Duration>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PollSettings {
+    pub max_records: u32,
+    pub linger: Duration,
+    pub shutdown_timeout: Duration,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EosSettings {
+    pub batch_max_records: u64,
+    pub batch_max_bytes: u64,
+    pub batch_max_time: Duration,
+    pub split_max_records: u64,
+    pub split_max_bytes: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RestSettings {
+    pub listen: HostPort,
+}

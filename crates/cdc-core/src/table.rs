@@ -1,0 +1,347 @@
+//! Tables and their layouts (schema versions) as the dictionary describes them.
+//!
+//! A [`TableLayout`] is one schema version of a table: its columns with the dictionary's type,
+//! length, precision, scale and nullability, its key columns, and the SCN it is valid from. The
+//! decoder converts each row with the version valid at the row's SCN.
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+use crate::position::Scn;
+
+/// A table: container name (in a CDB), owner and name, as stored in the dictionary
+/// (case preserved; Oracle upper-cases unquoted identifiers).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct TableId {
+    pub pdb: Option<String>,
+    pub owner: String,
+    pub table: String,
+}
+
+impl TableId {
+    pub fn new(owner: impl Into<String>, table: impl Into<String>) -> TableId {
+        TableId {
+            pdb: None,
+            owner: owner.into(),
+            table: table.into(),
+        }
+    }
+
+    pub fn in_pdb(mut self, pdb: impl Into<String>) -> TableId {
+        self.pdb = Some(pdb.into());
+        self
+    }
+
+    /// The form SQL_REDO uses: `"OWNER"."TABLE"`.
+    pub fn quoted(&self) -> String {
+        format!(
+            "{}.{}",
+            quote_identifier(&self.owner),
+            quote_identifier(&self.table)
+        )
+    }
+
+    /// The name table patterns match: `PDB.OWNER.TABLE` in a CDB, `OWNER.TABLE` otherwise.
+    pub fn pattern_name(&self) -> String {
+        self.to_string()
+    }
+}
+
+/// `PDB.OWNER.TABLE` or `OWNER.TABLE`, unquoted.
+impl fmt::Display for TableId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(pdb) = &self.pdb {
+            write!(f, "{pdb}.")?;
+        }
+        write!(f, "{}.{}", self.owner, self.table)
+    }
+}
+
+/// Quotes an Oracle identifier the way LogMiner prints it. Oracle identifiers cannot contain a
+/// double quote, but a dictionary name that did would be doubled rather than break the text.
+pub fn quote_identifier(name: &str) -> String {
+    let mut out = String::with_capacity(name.len() + 2);
+    out.push('"');
+    for c in name.chars() {
+        if c == '"' {
+            out.push('"');
+        }
+        out.push(c);
+    }
+    out.push('"');
+    out
+}
+
+/// The dictionary's DATA_TYPE, without its parameters (those are on [`ColumnDef`]).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum ColumnType {
+    Number,
+    Float,
+    BinaryFloat,
+    BinaryDouble,
+    Char,
+    Varchar2,
+    NChar,
+    NVarchar2,
+    Long,
+    Date,
+    /// TIMESTAMP(p); the fractional precision is the column's `scale`, as in ALL_TAB_COLUMNS.
+    Timestamp,
+    TimestampTz,
+    TimestampLtz,
+    IntervalYm,
+    IntervalDs,
+    Raw,
+    LongRaw,
+    Clob,
+    NClob,
+    Blob,
+    RowId,
+    URowId,
+    XmlType,
+    Json,
+    Boolean,
+    Vector,
+    /// A type the connector does not convert; its rows are reported, never guessed at.
+    Other(String),
+}
+
+impl ColumnType {
+    /// Reads ALL_TAB_COLUMNS.DATA_TYPE, e.g. `TIMESTAMP(6) WITH TIME ZONE`, `INTERVAL DAY(2) TO
+    /// SECOND(6)`, `VARCHAR2`.
+    pub fn from_dictionary(data_type: &str) -> ColumnType {
+        let upper = data_type.trim().to_ascii_uppercase();
+        // strip every parenthesised parameter: the dictionary's own columns carry them
+        let mut bare = String::with_capacity(upper.len());
+        let mut depth = 0u32;
+        for c in upper.chars() {
+            match c {
+                '(' => depth += 1,
+                ')' => depth = depth.saturating_sub(1),
+                _ if depth == 0 => bare.push(c),
+                _ => {}
+            }
+        }
+        let bare = bare.split_whitespace().collect::<Vec<_>>().join(" ");
+        match bare.as_str() {
+            "NUMBER" | "INTEGER" | "INT" | "SMALLINT" | "DECIMAL" | "NUMERIC" => ColumnType::Number,
+            "FLOAT" | "REAL" | "DOUBLE PRECISION" => ColumnType::Float,
+            "BINARY_FLOAT" => ColumnType::BinaryFloat,
+            "BINARY_DOUBLE" => ColumnType::BinaryDouble,
+            "CHAR" | "CHARACTER" => ColumnType::Char,
+            "VARCHAR2" | "VARCHAR" => ColumnType::Varchar2,
+            "NCHAR" => ColumnType::NChar,
+            "NVARCHAR2" => ColumnType::NVarchar2,
+            "LONG" => ColumnType::Long,
+            "DATE" => ColumnType::Date,
+            "TIMESTAMP" => ColumnType::Timestamp,
+            "TIMESTAMP WITH TIME ZONE" => ColumnType::TimestampTz,
+            "TIMESTAMP WITH LOCAL TIME ZONE" => ColumnType::TimestampLtz,
+            "INTERVAL YEAR TO MONTH" => ColumnType::IntervalYm,
+            "INTERVAL DAY TO SECOND" => ColumnType::IntervalDs,
+            "RAW" => ColumnType::Raw,
+            "LONG RAW" => ColumnType::LongRaw,
+            "CLOB" => ColumnType::Clob,
+            "NCLOB" => ColumnType::NClob,
+            "BLOB" => ColumnType::Blob,
+            "ROWID" => ColumnType::RowId,
+            "UROWID" => ColumnType::URowId,
+            "XMLTYPE" | "SYS.XMLTYPE" => ColumnType::XmlType,
+            "JSON" => ColumnType::Json,
+            "BOOLEAN" => ColumnType::Boolean,
+            "VECTOR" => ColumnType::Vector,
+            _ => ColumnType::Other(data_type.trim().to_owned()),
+        }
+    }
+
+    /// The dictionary spelling, without parameters.
+    pub fn dictionary_name(&self) -> &str {
+        match self {
+            ColumnType::Number => "NUMBER",
+            ColumnType::Float => "FLOAT",
+            ColumnType::BinaryFloat => "BINARY_FLOAT",
+            ColumnType::BinaryDouble => "BINARY_DOUBLE",
+            ColumnType::Char => "CHAR",
+            ColumnType::Varchar2 => "VARCHAR2",
+            ColumnType::NChar => "NCHAR",
+            ColumnType::NVarchar2 => "NVARCHAR2",
+            ColumnType::Long => "LONG",
+            ColumnType::Date => "DATE",
+            ColumnType::Timestamp => "TIMESTAMP",
+            ColumnType::TimestampTz => "TIMESTAMP WITH TIME ZONE",
+            ColumnType::TimestampLtz => "TIMESTAMP WITH LOCAL TIME ZONE",
+            ColumnType::IntervalYm => "INTERVAL YEAR TO MONTH",
+            ColumnType::IntervalDs => "INTERVAL DAY TO SECOND",
+            ColumnType::Raw => "RAW",
+            ColumnType::LongRaw => "LONG RAW",
+            ColumnType::Clob => "CLOB",
+            ColumnType::NClob => "NCLOB",
+            ColumnType::Blob => "BLOB",
+            ColumnType::RowId => "ROWID",
+            ColumnType::URowId => "UROWID",
+            ColumnType::XmlType => "XMLTYPE",
+            ColumnType::Json => "JSON",
+            ColumnType::Boolean => "BOOLEAN",
+            ColumnType::Vector => "VECTOR",
+            ColumnType::Other(name) => name,
+        }
+    }
+
+    /// LOB-like columns never appear in a WHERE clause and arrive through LOB rows.
+    pub fn is_lob(&self) -> bool {
+        matches!(
+            self,
+            ColumnType::Clob | ColumnType::NClob | ColumnType::Blob | ColumnType::XmlType
+        )
+    }
+}
+
+/// One column of a schema version, as ALL_TAB_COLUMNS describes it.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct ColumnDef {
+    pub name: String,
+    /// COLUMN_ID: 1-based position in the table.
+    pub position: u16,
+    #[serde(rename = "type")]
+    pub data_type: ColumnType,
+    /// DATA_LENGTH in bytes (CHAR_LENGTH for character types when known).
+    pub length: u32,
+    /// DATA_PRECISION (NUMBER, FLOAT, interval leading precision).
+    pub precision: Option<u16>,
+    /// DATA_SCALE (NUMBER scale; fractional seconds precision for timestamps and intervals).
+    pub scale: Option<i16>,
+    pub nullable: bool,
+}
+
+impl ColumnDef {
+    pub fn new(name: impl Into<String>, position: u16, data_type: ColumnType) -> ColumnDef {
+        ColumnDef {
+            name: name.into(),
+            position,
+            data_type,
+            length: 0,
+            precision: None,
+            scale: None,
+            nullable: true,
+        }
+    }
+
+    pub fn with_length(mut self, length: u32) -> ColumnDef {
+        self.length = length;
+        self
+    }
+
+    pub fn with_precision(mut self, precision: Option<u16>, scale: Option<i16>) -> ColumnDef {
+        self.precision = precision;
+        self.scale = scale;
+        self
+    }
+
+    pub fn not_null(mut self) -> ColumnDef {
+        self.nullable = false;
+        self
+    }
+}
+
+/// Where the record key of a table comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum KeySource {
+    /// `cdc.key.columns`
+    Configured,
+    PrimaryKey,
+    /// A unique index whose columns are all NOT NULL.
+    UniqueIndex,
+    RowId,
+    None,
+}
+
+/// One schema version of a table.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TableLayout {
+    pub table: TableId,
+    /// Increments with every layout change the connector applies.
+    pub version: u32,
+    pub valid_from: Scn,
+    /// In COLUMN_ID order.
+    pub columns: Vec<ColumnDef>,
+    /// Names of the key columns, in key order.
+    pub key: Vec<String>,
+    pub key_source: KeySource,
+}
+
+impl TableLayout {
+    /// The index (into `columns`) of a column by its exact dictionary name.
+    pub fn column_index(&self, name: &str) -> Option<usize> {
+        self.columns.iter().position(|c| c.name == name)
+    }
+
+    pub fn column(&self, name: &str) -> Option<&ColumnDef> {
+        self.columns.iter().find(|c| c.name == name)
+    }
+
+    pub fn is_key_column(&self, name: &str) -> bool {
+        self.key.iter().any(|k| k == name)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quoting_and_names() {
+        let t = TableId::new("APP", "Order Lines");
+        assert_eq!(t.quoted(), r#""APP"."Order Lines""#);
+        assert_eq!(t.to_string(), "APP.Order Lines");
+        assert_eq!(
+            t.clone().in_pdb("FREEPDB1").pattern_name(),
+            "FREEPDB1.APP.Order Lines"
+        );
+        assert_eq!(quote_identifier(r#"a"b"#), r#""a""b""#);
+    }
+
+    #[test]
+    fn dictionary_types() {
+        for (text, ty) in [
+            ("NUMBER", ColumnType::Number),
+            ("VARCHAR2", ColumnType::Varchar2),
+            ("TIMESTAMP(6)", ColumnType::Timestamp),
+            ("TIMESTAMP(9) WITH TIME ZONE", ColumnType::TimestampTz),
+            (
+                "TIMESTAMP(6) WITH LOCAL TIME ZONE",
+                ColumnType::TimestampLtz,
+            ),
+            ("INTERVAL YEAR(2) TO MONTH", ColumnType::IntervalYm),
+            ("INTERVAL DAY(2) TO SECOND(6)", ColumnType::IntervalDs),
+            ("LONG RAW", ColumnType::LongRaw),
+            ("binary_double", ColumnType::BinaryDouble),
+            ("SDO_GEOMETRY", ColumnType::Other("SDO_GEOMETRY".into())),
+        ] {
+            assert_eq!(ColumnType::from_dictionary(text), ty, "{text}");
+        }
+        assert!(ColumnType::Clob.is_lob());
+        assert!(!ColumnType::Raw.is_lob());
+    }
+
+    #[test]
+    fn layout_lookup() {
+        let layout = TableLayout {
+            table: TableId::new("APP", "T"),
+            version: 1,
+            valid_from: Scn(10),
+            columns: vec![
+                ColumnDef::new("ID", 1, ColumnType::Number).not_null(),
+                ColumnDef::new("NAME", 2, ColumnType::Varchar2).with_length(40),
+            ],
+            key: vec!["ID".into()],
+            key_source: KeySource::PrimaryKey,
+        };
+        assert_eq!(layout.column_index("NAME"), Some(1));
+        assert_eq!(layout.column_index("name"), None);
+        assert!(layout.is_key_column("ID"));
+        assert!(!layout.is_key_column("NAME"));
+    }
+}
