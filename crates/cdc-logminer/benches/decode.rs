@@ -1,0 +1,124 @@
+//! Decoder throughput on a mixed corpus built from the reference shapes: inserts, updates (full
+//! before image, as under ALL COLUMNS logging) and deletes of tables with 5–40 columns of every
+//! scalar type, half with the trailing `;`.
+//!
+//! - `decode/rows`, `decode/bytes`: parse + convert, one thread (rows/s and MB/s per core)
+//! - `parse_only/rows`: the zero-copy first layer alone
+//! - `step_10k/threads/N`: a 10 000-row step through `decode_step` on 1 and 2 threads
+//!
+//! Run: `cargo bench -p cdc-logminer --bench decode -- --warm-up-time 1 --measurement-time 5`
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+#[path = "../tests/decode_support/mod.rs"]
+mod decode_support;
+
+use std::collections::HashMap;
+use std::hint::black_box;
+use std::sync::Arc;
+
+use cdc_core::change::MinedRow;
+use cdc_logminer::decode::{
+    DecodeOptions, DecodePool, DecodeTable, decode_row, decode_step, parse_statement,
+};
+use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
+
+struct Corpus {
+    tables: HashMap<String, DecodeTable>,
+    rows: Vec<MinedRow>,
+    bytes: u64,
+}
+
+fn corpus(rows: usize) -> Corpus {
+    let (layouts, rows) = decode_support::corpus(2026, 24, rows);
+    let tables = layouts
+        .iter()
+        .map(|l| {
+            (
+                l.table.table.clone(),
+                DecodeTable::without_exclusions(Arc::clone(l)),
+            )
+        })
+        .collect();
+    let bytes = rows
+        .iter()
+        .map(|r| r.sql_redo.as_ref().map_or(0, String::len) as u64)
+        .sum();
+    Corpus {
+        tables,
+        rows,
+        bytes,
+    }
+}
+
+impl Corpus {
+    fn table(&self, row: &MinedRow) -> Option<&DecodeTable> {
+        row.table_name.as_ref().and_then(|t| self.tables.get(t))
+    }
+
+    fn decode_all(&self) -> usize {
+        let options = DecodeOptions::default();
+        let mut ok = 0;
+        for row in &self.rows {
+            if black_box(decode_row(row, self.table(row), &options)).is_ok() {
+                ok += 1;
+            }
+        }
+        ok
+    }
+}
+
+fn sequential(c: &mut Criterion) {
+    let corpus = corpus(10_000);
+    assert_eq!(
+        corpus.decode_all(),
+        corpus.rows.len(),
+        "the bench corpus must decode cleanly"
+    );
+    eprintln!(
+        "corpus: {} rows, {} bytes of SQL_REDO, {:.0} bytes per row",
+        corpus.rows.len(),
+        corpus.bytes,
+        corpus.bytes as f64 / corpus.rows.len() as f64
+    );
+    let mut group = c.benchmark_group("decode");
+    group.throughput(Throughput::Elements(corpus.rows.len() as u64));
+    group.bench_function("rows", |b| b.iter(|| corpus.decode_all()));
+    group.throughput(Throughput::Bytes(corpus.bytes));
+    group.bench_function("bytes", |b| b.iter(|| corpus.decode_all()));
+    group.finish();
+
+    let mut group = c.benchmark_group("parse_only");
+    group.throughput(Throughput::Elements(corpus.rows.len() as u64));
+    group.bench_function("rows", |b| {
+        b.iter(|| {
+            corpus
+                .rows
+                .iter()
+                .filter(|r| black_box(parse_statement(r.sql_redo.as_deref().unwrap_or(""))).is_ok())
+                .count()
+        })
+    });
+    group.finish();
+}
+
+fn step(c: &mut Criterion) {
+    let corpus = corpus(10_000);
+    let options = DecodeOptions::default();
+    let mut group = c.benchmark_group("step_10k");
+    group.throughput(Throughput::Elements(corpus.rows.len() as u64));
+    for threads in [1usize, 2] {
+        let pool = if threads == 1 {
+            DecodePool::sequential()
+        } else {
+            DecodePool::new(threads).unwrap()
+        };
+        group.bench_with_input(BenchmarkId::new("threads", threads), &pool, |b, pool| {
+            b.iter(|| decode_step(&corpus.rows, |r| corpus.table(r), &options, pool))
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, sequential, step);
+criterion_main!(benches);

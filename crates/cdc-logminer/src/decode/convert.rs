@@ -1,0 +1,590 @@
+//! Second layer: one first-layer [`Literal`] and the column's dictionary type to a
+//! [`Value`] of the cdc-core model.
+//!
+//! ```text
+//!  ColumnType          literal forms read                         Value
+//!  NUMBER, FLOAT       '-42.5' | -42.5                            Number (exact)
+//!  BINARY_FLOAT/DOUBLE '1.50000005E+010' | 'Inf' | 'Nan'          BinaryFloat / BinaryDouble
+//!  CHAR … LONG, CLOB   'text' | UNISTR('\00e9') | a || b          Text (padding kept)
+//!  CLOB, NCLOB, BLOB   EMPTY_CLOB() | EMPTY_BLOB()                EmptyLob
+//!  RAW, LONG RAW, BLOB HEXTORAW('deadbeef') | a || b              Raw
+//!  DATE                TO_DATE('…', 'YYYY-MM-DD HH24:MI:SS')      Date
+//!  TIMESTAMP           TO_TIMESTAMP('….FF9')                      Timestamp
+//!  TIMESTAMP TZ        TO_TIMESTAMP_TZ('… +05:30')                TimestampTz
+//!  TIMESTAMP LTZ       TO_TIMESTAMP_TZ('…')                       TimestampLtz
+//!  INTERVAL YM / DS    TO_YMINTERVAL / TO_DSINTERVAL              IntervalYm / IntervalDs
+//!  ROWID, UROWID       'AAAS…'                                    RowId
+//!  XMLTYPE             anything but NULL                          Unavailable
+//!  JSON, BOOLEAN, …    anything but NULL / EMPTY_*                Unsupported
+//!  any                 NULL → Null;  Unsupported Type → Unsupported
+//! ```
+//!
+//! A failure is a [`ConvertError`]: a fixed reason, never the value.
+
+use cdc_core::table::{ColumnDef, ColumnType};
+use cdc_core::value::{Decimal, Value, ValueError};
+
+use super::parse::{Function, Literal, QuotedText};
+use super::temporal;
+
+/// Why a literal did not convert. The reason is static text and names no value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ConvertError {
+    /// The literal's form does not fit the type or its text does not read.
+    Invalid(&'static str),
+    /// A `HEXTORAW` literal where the type is not binary: the row was written under another
+    /// table layout (the dictionary-mismatch signature).
+    RawForTypedColumn,
+}
+
+impl ConvertError {
+    pub fn reason(self) -> &'static str {
+        match self {
+            ConvertError::Invalid(reason) => reason,
+            ConvertError::RawForTypedColumn => "a HEXTORAW literal for a column that is not binary",
+        }
+    }
+}
+
+type Result<T> = std::result::Result<T, ConvertError>;
+
+fn invalid<T>(reason: &'static str) -> Result<T> {
+    Err(ConvertError::Invalid(reason))
+}
+
+/// Converts one literal with its column's type.
+pub fn convert(literal: &Literal<'_>, column: &ColumnDef) -> Result<Value> {
+    match literal {
+        Literal::Null => return Ok(Value::Null),
+        Literal::Unsupported => return Ok(Value::Unsupported),
+        _ => {}
+    }
+    match &column.data_type {
+        ColumnType::Number | ColumnType::Float => number(literal).map(Value::Number),
+        ColumnType::BinaryFloat => {
+            let t = scalar_text(literal)?;
+            match special_float(t) {
+                Some(v) => Ok(Value::BinaryFloat(v as f32)),
+                None => parse_float::<f32>(t).map(Value::BinaryFloat),
+            }
+        }
+        ColumnType::BinaryDouble => {
+            let t = scalar_text(literal)?;
+            match special_float(t) {
+                Some(v) => Ok(Value::BinaryDouble(v)),
+                None => parse_float::<f64>(t).map(Value::BinaryDouble),
+            }
+        }
+        ColumnType::Char
+        | ColumnType::Varchar2
+        | ColumnType::NChar
+        | ColumnType::NVarchar2
+        | ColumnType::Long => text(literal).map(Value::Text),
+        ColumnType::Clob | ColumnType::NClob => {
+            if is_empty_lob(literal) {
+                Ok(Value::EmptyLob)
+            } else {
+                text(literal).map(Value::Text)
+            }
+        }
+        ColumnType::Raw | ColumnType::LongRaw => bytes(literal).map(Value::Raw),
+        ColumnType::Blob => {
+            if is_empty_lob(literal) {
+                Ok(Value::EmptyLob)
+            } else {
+                bytes(literal).map(Value::Raw)
+            }
+        }
+        ColumnType::Date => datetime(literal, false).map(Value::Date),
+        ColumnType::Timestamp => datetime(literal, true).map(Value::Timestamp),
+        ColumnType::TimestampTz => {
+            let (_, text) = function(literal, &["TO_TIMESTAMP_TZ"])?;
+            match temporal::parse_timestamp_tz(text).map_err(ConvertError::Invalid)? {
+                (value, Some(zone)) => Ok(Value::TimestampTz(value, zone)),
+                (_, None) => invalid("a TIMESTAMP WITH TIME ZONE literal without a zone"),
+            }
+        }
+        ColumnType::TimestampLtz => {
+            let (_, text) = function(literal, &["TO_TIMESTAMP_TZ", "TO_TIMESTAMP"])?;
+            match temporal::parse_timestamp_tz(text).map_err(ConvertError::Invalid)? {
+                (value, None) => Ok(Value::TimestampLtz(value)),
+                (value, Some(cdc_core::value::TimeZone::Offset(minutes))) => {
+                    temporal::shift_minutes(value, -i64::from(minutes))
+                        .map(Value::TimestampLtz)
+                        .map_err(ConvertError::Invalid)
+                }
+                (_, Some(_)) => invalid("a region name on a LOCAL TIME ZONE literal"),
+            }
+        }
+        ColumnType::IntervalYm => {
+            let (_, text) = function(literal, &["TO_YMINTERVAL"])?;
+            temporal::parse_interval_ym(text)
+                .map(Value::IntervalYm)
+                .map_err(ConvertError::Invalid)
+        }
+        ColumnType::IntervalDs => {
+            let (_, text) = function(literal, &["TO_DSINTERVAL"])?;
+            temporal::parse_interval_ds(text)
+                .map(Value::IntervalDs)
+                .map_err(ConvertError::Invalid)
+        }
+        ColumnType::RowId | ColumnType::URowId => match literal {
+            Literal::Quoted(q) => Ok(Value::RowId(q.text().into_owned())),
+            _ => invalid("a ROWID that is not a quoted literal"),
+        },
+        // XMLTYPE content is never carried by the DML row (XML DOC rows or XMLType(:1)).
+        ColumnType::XmlType => Ok(Value::Unavailable),
+        ColumnType::Json | ColumnType::Boolean | ColumnType::Vector | ColumnType::Other(_) => {
+            if is_empty_lob(literal) {
+                Ok(Value::EmptyLob)
+            } else {
+                Ok(Value::Unsupported)
+            }
+        }
+    }
+}
+
+fn is_empty_lob(literal: &Literal<'_>) -> bool {
+    matches!(literal, Literal::Function(f)
+        if (f.is("EMPTY_CLOB") || f.is("EMPTY_BLOB")) && f.args().next().is_none())
+}
+
+fn is_hextoraw(literal: &Literal<'_>) -> bool {
+    match literal {
+        Literal::Function(f) => f.is("HEXTORAW"),
+        Literal::Concat(c) => c.parts().any(|p| is_hextoraw(&p)),
+        _ => false,
+    }
+}
+
+/// The unquoted text of a scalar literal that should hold no quote.
+fn scalar_text<'a>(literal: &Literal<'a>) -> Result<&'a str> {
+    match literal {
+        Literal::Quoted(q) if !q.has_doubled_quote() => Ok(q.raw()),
+        Literal::Number(text) => Ok(text),
+        _ if is_hextoraw(literal) => Err(ConvertError::RawForTypedColumn),
+        _ => invalid("not a quoted or plain number"),
+    }
+}
+
+fn number(literal: &Literal<'_>) -> Result<Decimal> {
+    let text = scalar_text(literal)?;
+    if let Some(value) = small_decimal(text) {
+        return Ok(value);
+    }
+    Decimal::parse(text).map_err(|e| {
+        ConvertError::Invalid(match e {
+            ValueError::TooManyDigits => "a number with more than 38 significant digits",
+            ValueError::ExponentOutOfRange => "a number out of NUMBER's range",
+            _ => "not a decimal number",
+        })
+    })
+}
+
+/// The common case `-?d+(.d+)?` with at most 18 digits, in u64 arithmetic; anything else
+/// (exponents, a leading `.` or `+`, long values) goes through `Decimal::parse`.
+fn small_decimal(text: &str) -> Option<Decimal> {
+    let b = text.as_bytes();
+    let (negative, digits) = match b.split_first() {
+        Some((b'-', rest)) => (true, rest),
+        _ => (false, b),
+    };
+    if digits.is_empty() || digits.len() > 19 || !digits[0].is_ascii_digit() {
+        return None;
+    }
+    let mut value: u64 = 0;
+    let mut scale: i16 = 0;
+    let mut count = 0;
+    let mut point = false;
+    for &d in digits {
+        match d {
+            b'0'..=b'9' => {
+                value = value * 10 + u64::from(d - b'0');
+                count += 1;
+                if point {
+                    scale += 1;
+                }
+            }
+            b'.' if !point => point = true,
+            _ => return None,
+        }
+    }
+    if count > 18 || (point && scale == 0) {
+        return None;
+    }
+    while value != 0 && value.is_multiple_of(10) {
+        value /= 10;
+        scale -= 1;
+    }
+    let unscaled = i128::from(value);
+    Some(Decimal::new(
+        if negative { -unscaled } else { unscaled },
+        scale,
+    ))
+}
+
+/// Oracle's spellings of the special BINARY_FLOAT / BINARY_DOUBLE values.
+fn special_float(text: &str) -> Option<f64> {
+    let t = text.trim();
+    // every special spelling has a letter within its first two bytes; numbers do not
+    if !t.bytes().take(2).any(|b| b.is_ascii_alphabetic()) {
+        return None;
+    }
+    let is = |names: &[&str]| names.iter().any(|n| t.eq_ignore_ascii_case(n));
+    if is(&[
+        "inf",
+        "+inf",
+        "infinity",
+        "binary_double_infinity",
+        "binary_float_infinity",
+    ]) {
+        Some(f64::INFINITY)
+    } else if is(&[
+        "-inf",
+        "-infinity",
+        "-binary_double_infinity",
+        "-binary_float_infinity",
+    ]) {
+        Some(f64::NEG_INFINITY)
+    } else if is(&["nan", "binary_double_nan", "binary_float_nan"]) {
+        Some(f64::NAN)
+    } else {
+        None
+    }
+}
+
+/// A finite float in Oracle's number characters only (Rust's own `inf`/`nan` are not).
+fn parse_float<F: std::str::FromStr>(text: &str) -> Result<F> {
+    let t = text.trim();
+    if t.is_empty()
+        || !t
+            .bytes()
+            .all(|b| b.is_ascii_digit() || matches!(b, b'.' | b'-' | b'+' | b'e' | b'E'))
+    {
+        return invalid("not a floating-point number");
+    }
+    t.parse::<F>()
+        .map_err(|_| ConvertError::Invalid("not a floating-point number"))
+}
+
+/// A character value: quoted text, `UNISTR`, or a `||` concatenation of them.
+fn text(literal: &Literal<'_>) -> Result<String> {
+    match literal {
+        Literal::Quoted(q) => Ok(q.text().into_owned()),
+        Literal::Number(n) => Ok((*n).to_owned()),
+        Literal::Function(f) if f.is("UNISTR") => {
+            let mut out = String::new();
+            let mut high = None;
+            unistr_part(f, &mut out, &mut high)?;
+            finish_unistr(high)?;
+            Ok(out)
+        }
+        Literal::Concat(c) => {
+            let mut out = String::new();
+            // a surrogate pair may be split across two UNISTR parts
+            let mut high = None;
+            for part in c.parts() {
+                match part {
+                    Literal::Quoted(q) => {
+                        finish_unistr(high.take())?;
+                        q.push_to(&mut out);
+                    }
+                    Literal::Function(f) if f.is("UNISTR") => unistr_part(&f, &mut out, &mut high)?,
+                    Literal::Null => finish_unistr(high.take())?,
+                    _ if is_hextoraw(&part) => return Err(ConvertError::RawForTypedColumn),
+                    _ => return invalid("a concatenation part that is not text"),
+                }
+            }
+            finish_unistr(high)?;
+            Ok(out)
+        }
+        _ if is_hextoraw(literal) => Err(ConvertError::RawForTypedColumn),
+        _ => invalid("not a character literal"),
+    }
+}
+
+fn finish_unistr(high: Option<u16>) -> Result<()> {
+    match high {
+        Some(_) => invalid("an unpaired UTF-16 surrogate in UNISTR"),
+        None => Ok(()),
+    }
+}
+
+fn unistr_part(f: &Function<'_>, out: &mut String, high: &mut Option<u16>) -> Result<()> {
+    match f.only_arg() {
+        Some(Literal::Quoted(q)) => decode_unistr(&q, out, high),
+        _ => invalid("UNISTR without one quoted argument"),
+    }
+}
+
+/// `\XXXX` is one UTF-16 code unit, `\\` a backslash, anything else itself; `''` is a quote.
+fn decode_unistr(q: &QuotedText<'_>, out: &mut String, high: &mut Option<u16>) -> Result<()> {
+    let raw = q.raw();
+    let b = raw.as_bytes();
+    out.reserve(raw.len());
+    let mut i = 0;
+    let mut plain_start = 0;
+    while i < b.len() {
+        match b[i] {
+            b'\\' => {
+                if plain_start < i {
+                    finish_unistr(high.take())?;
+                    push_plain(&raw[plain_start..i], out);
+                }
+                if b.get(i + 1) == Some(&b'\\') {
+                    finish_unistr(high.take())?;
+                    out.push('\\');
+                    i += 2;
+                } else {
+                    let hex = raw
+                        .get(i + 1..i + 5)
+                        .ok_or(ConvertError::Invalid("a short UNISTR escape"))?;
+                    if !hex.bytes().all(|h| h.is_ascii_hexdigit()) {
+                        return invalid("a bad UNISTR escape");
+                    }
+                    let unit = u16::from_str_radix(hex, 16)
+                        .map_err(|_| ConvertError::Invalid("a bad UNISTR escape"))?;
+                    push_unit(unit, out, high)?;
+                    i += 5;
+                }
+                plain_start = i;
+            }
+            _ => i += 1,
+        }
+    }
+    if plain_start < b.len() {
+        finish_unistr(high.take())?;
+        push_plain(&raw[plain_start..], out);
+    }
+    Ok(())
+}
+
+fn push_plain(raw: &str, out: &mut String) {
+    // a quote inside the literal is doubled in the raw text
+    let mut rest = raw;
+    while let Some(at) = rest.find("''") {
+        out.push_str(&rest[..=at]);
+        rest = &rest[at + 2..];
+    }
+    out.push_str(rest);
+}
+
+fn push_unit(unit: u16, out: &mut String, high: &mut Option<u16>) -> Result<()> {
+    match unit {
+        0xD800..=0xDBFF => {
+            if high.replace(unit).is_some() {
+                return invalid("an unpaired UTF-16 surrogate in UNISTR");
+            }
+        }
+        0xDC00..=0xDFFF => {
+            let Some(h) = high.take() else {
+                return invalid("an unpaired UTF-16 surrogate in UNISTR");
+            };
+            let code = 0x10000 + ((u32::from(h) - 0xD800) << 10) + (u32::from(unit) - 0xDC00);
+            out.push(char::from_u32(code).ok_or(ConvertError::Invalid("a bad UTF-16 pair"))?);
+        }
+        _ => {
+            finish_unistr(high.take())?;
+            out.push(
+                char::from_u32(u32::from(unit))
+                    .ok_or(ConvertError::Invalid("a bad UNISTR escape"))?,
+            );
+        }
+    }
+    Ok(())
+}
+
+/// A binary value: `HEXTORAW('…')` (or quoted hex), or a `||` concatenation of them.
+fn bytes(literal: &Literal<'_>) -> Result<Vec<u8>> {
+    let mut out = Vec::new();
+    match literal {
+        Literal::Concat(c) => {
+            for part in c.parts() {
+                hex_part(&part, &mut out)?;
+            }
+        }
+        _ => hex_part(literal, &mut out)?,
+    }
+    Ok(out)
+}
+
+fn hex_part(literal: &Literal<'_>, out: &mut Vec<u8>) -> Result<()> {
+    let hex = match literal {
+        Literal::Function(f) if f.is("HEXTORAW") => match f.only_arg() {
+            Some(Literal::Quoted(q)) => q.raw(),
+            _ => return invalid("HEXTORAW without one quoted argument"),
+        },
+        Literal::Quoted(q) => q.raw(),
+        Literal::Null => return Ok(()),
+        _ => return invalid("not a binary literal"),
+    };
+    decode_hex(hex, out)
+}
+
+fn decode_hex(hex: &str, out: &mut Vec<u8>) -> Result<()> {
+    let b = hex.as_bytes();
+    if !b.len().is_multiple_of(2) {
+        return invalid("an odd number of hex digits");
+    }
+    out.reserve(b.len() / 2);
+    for pair in b.chunks_exact(2) {
+        let hi = hex_digit(pair[0])?;
+        let lo = hex_digit(pair[1])?;
+        out.push(hi << 4 | lo);
+    }
+    Ok(())
+}
+
+fn hex_digit(d: u8) -> Result<u8> {
+    match d {
+        b'0'..=b'9' => Ok(d - b'0'),
+        b'a'..=b'f' => Ok(d - b'a' + 10),
+        b'A'..=b'F' => Ok(d - b'A' + 10),
+        _ => invalid("not a hex digit"),
+    }
+}
+
+/// The text argument of one of `names`, checking a `TO_DATE` format argument.
+fn function<'a>(literal: &Literal<'a>, names: &[&'static str]) -> Result<(&'static str, &'a str)> {
+    let Literal::Function(f) = literal else {
+        if is_hextoraw(literal) {
+            return Err(ConvertError::RawForTypedColumn);
+        }
+        return invalid("not the function this type is written with");
+    };
+    let Some(&name) = names.iter().find(|n| f.is(n)) else {
+        if f.is("HEXTORAW") {
+            return Err(ConvertError::RawForTypedColumn);
+        }
+        return invalid("not the function this type is written with");
+    };
+    let mut args = f.args();
+    let Some(Literal::Quoted(value)) = args.next() else {
+        return invalid("a temporal function without a quoted value");
+    };
+    match args.next() {
+        None => {}
+        Some(Literal::Quoted(format))
+            if name == "TO_DATE"
+                && temporal::DATE_FORMATS
+                    .iter()
+                    .any(|f| format.raw().eq_ignore_ascii_case(f)) => {}
+        Some(Literal::Quoted(_)) if name == "TO_DATE" => {
+            return invalid("TO_DATE with a format other than the session's NLS_DATE_FORMAT");
+        }
+        Some(_) => return invalid("a temporal function with an unexpected argument"),
+    }
+    if args.next().is_some() {
+        return invalid("a temporal function with too many arguments");
+    }
+    Ok((name, value.raw()))
+}
+
+fn datetime(literal: &Literal<'_>, timestamp: bool) -> Result<cdc_core::value::OracleDateTime> {
+    let (name, text) = function(literal, &["TO_DATE", "TO_TIMESTAMP"])?;
+    let parsed = if name == "TO_DATE" && !timestamp {
+        temporal::parse_date(text)
+    } else {
+        temporal::parse_timestamp(text)
+    };
+    parsed.map_err(ConvertError::Invalid)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::decode::parse::parse_statement;
+
+    fn lit_of(sql_value: &str, ty: ColumnType) -> Result<Value> {
+        let sql = format!(r#"insert into "O"."T"("C") values ({sql_value})"#);
+        let stmt = parse_statement(&sql).unwrap();
+        convert(&stmt.assignments()[0].value, &ColumnDef::new("C", 1, ty))
+    }
+
+    #[test]
+    fn unistr_and_surrogates() {
+        assert_eq!(
+            lit_of(r"UNISTR('nch\00E1r  ')", ColumnType::NChar),
+            Ok(Value::Text("nchár  ".into()))
+        );
+        assert_eq!(
+            lit_of(r"UNISTR('\d83d\de00')", ColumnType::NVarchar2),
+            Ok(Value::Text("😀".into()))
+        );
+        assert_eq!(
+            lit_of(
+                r"UNISTR('\d83d') || UNISTR('\de00x')",
+                ColumnType::NVarchar2
+            ),
+            Ok(Value::Text("😀x".into()))
+        );
+        assert_eq!(
+            lit_of(r"UNISTR('a\\b''c')", ColumnType::NVarchar2),
+            Ok(Value::Text(r"a\b'c".into()))
+        );
+        assert!(lit_of(r"UNISTR('\d83d')", ColumnType::NVarchar2).is_err());
+        assert!(lit_of(r"UNISTR('\de00')", ColumnType::NVarchar2).is_err());
+        assert!(lit_of(r"UNISTR('\zz00')", ColumnType::NVarchar2).is_err());
+    }
+
+    #[test]
+    fn small_decimals_agree_with_decimal_parse() {
+        for text in [
+            "0",
+            "-0",
+            "1",
+            "-42.5",
+            "-42.50",
+            "100",
+            "123456789012345678",
+            "0.000123",
+            "10.10",
+            "7.",
+        ] {
+            assert_eq!(
+                small_decimal(text).map(Ok),
+                Some(Decimal::parse(text)).filter(|_| text != "7."),
+                "{text}"
+            );
+        }
+        for text in [
+            "",
+            "-",
+            ".5",
+            "+1",
+            "1e5",
+            "1234567890123456789",
+            "1.2.3",
+            "0x1",
+        ] {
+            assert_eq!(small_decimal(text), None, "{text}");
+        }
+    }
+
+    #[test]
+    fn binary_and_floats() {
+        assert_eq!(
+            lit_of("HEXTORAW('deadbeef00ff')", ColumnType::Raw),
+            Ok(Value::Raw(vec![0xde, 0xad, 0xbe, 0xef, 0, 0xff]))
+        );
+        assert_eq!(
+            lit_of("'1.50000005E+010'", ColumnType::BinaryFloat),
+            Ok(Value::BinaryFloat(
+                "1.50000005E+010".parse::<f32>().unwrap()
+            ))
+        );
+        assert_eq!(
+            lit_of("'0'", ColumnType::BinaryDouble),
+            Ok(Value::BinaryDouble(0.0))
+        );
+        assert_eq!(
+            lit_of("'-Inf'", ColumnType::BinaryDouble),
+            Ok(Value::BinaryDouble(f64::NEG_INFINITY))
+        );
+        assert_eq!(
+            lit_of("HEXTORAW('c229')", ColumnType::Number),
+            Err(ConvertError::RawForTypedColumn)
+        );
+        assert!(lit_of("'infinity'", ColumnType::Number).is_err());
+    }
+}

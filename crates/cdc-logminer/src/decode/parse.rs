@@ -1,0 +1,1037 @@
+//! First layer: a zero-copy parser of LogMiner's DML SQL_REDO.
+//!
+//! It names the statement's table, its columns and their literals, and nothing more: every
+//! name and literal is a `&str` slice of the row's SQL_REDO, and no type is applied here (that
+//! is [`super::convert`]'s job, with the column types of the schema version).
+//!
+//! ```text
+//!  insert into "O"."T"("A","B") values ('x''y',NULL);
+//!  update "O"."T" [a] set [a.]"A" = v, … [where "K" = w and "E" IS NULL and ROWID = 'r'];
+//!  delete from "O"."T" [where …];
+//!         │                          │
+//!         ▼                          ▼
+//!   Statement { kind, owner, table, assignments: [Item], conditions: [Item], row_id }
+//!   Item { column: Ident, value: Literal }      Literal = Quoted | Null | Number | Bind
+//!                                                         | Function{name,args} | Concat
+//!                                                         | Unsupported
+//! ```
+//!
+//! Grammar accepted (keywords in any case, any whitespace or `/* … */` comment between tokens,
+//! an optional trailing `;`):
+//!
+//! ```text
+//!  expr  := atom ( '||' atom )*
+//!  atom  := 'text' (with '' for a quote) | NULL | number | :bind | Unsupported Type
+//!         | name '(' [ expr ( ',' expr )* ] ')'          -- TO_DATE, UNISTR, HEXTORAW, …
+//! ```
+//!
+//! Nested function calls are limited to [`MAX_DEPTH`] levels so that no input can exhaust the
+//! stack; every scan moves forward, so parsing is linear in the length of the statement (a
+//! function's or a concatenation's parts are re-read when iterated, at most once per level).
+
+use std::borrow::Cow;
+use std::fmt;
+
+/// How deep function calls may nest inside one value (`XMLType(UNISTR(…))` is two).
+pub const MAX_DEPTH: u32 = 16;
+
+/// Which DML statement SQL_REDO holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum StatementKind {
+    Insert,
+    Update,
+    Delete,
+}
+
+impl StatementKind {
+    /// The keyword as LogMiner writes it.
+    pub fn keyword(self) -> &'static str {
+        match self {
+            StatementKind::Insert => "insert",
+            StatementKind::Update => "update",
+            StatementKind::Delete => "delete",
+        }
+    }
+}
+
+/// Why a statement does not parse: the byte offset where parsing stopped and what was expected
+/// there. It never quotes the statement, so it is safe to log.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SyntaxError {
+    pub offset: usize,
+    pub expected: &'static str,
+}
+
+impl fmt::Display for SyntaxError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "SQL_REDO does not parse at byte {}: expected {}",
+            self.offset, self.expected
+        )
+    }
+}
+
+impl std::error::Error for SyntaxError {}
+
+/// An identifier as written: the text between its double quotes (or the bare word), borrowed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Ident<'a> {
+    raw: &'a str,
+    quoted: bool,
+    doubled: bool,
+}
+
+impl<'a> Ident<'a> {
+    /// The text as written, without the surrounding quotes (a `""` inside is still doubled).
+    pub fn raw(&self) -> &'a str {
+        self.raw
+    }
+
+    pub fn is_quoted(&self) -> bool {
+        self.quoted
+    }
+
+    /// The name: the quoted text with `""` collapsed (borrowed unless a quote was doubled).
+    pub fn name(&self) -> Cow<'a, str> {
+        if self.doubled {
+            Cow::Owned(self.raw.replace("\"\"", "\""))
+        } else {
+            Cow::Borrowed(self.raw)
+        }
+    }
+}
+
+/// The text of a quoted literal, borrowed; `''` is still doubled in [`QuotedText::raw`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct QuotedText<'a> {
+    raw: &'a str,
+    doubled: bool,
+}
+
+impl<'a> QuotedText<'a> {
+    /// The text between the quotes, as written.
+    pub fn raw(&self) -> &'a str {
+        self.raw
+    }
+
+    /// Whether a `''` occurs inside.
+    pub fn has_doubled_quote(&self) -> bool {
+        self.doubled
+    }
+
+    /// The literal's value: `''` collapsed, padding kept. Borrowed unless a quote was doubled.
+    pub fn text(&self) -> Cow<'a, str> {
+        if self.doubled {
+            Cow::Owned(self.raw.replace("''", "'"))
+        } else {
+            Cow::Borrowed(self.raw)
+        }
+    }
+
+    /// Appends the value to `out` without an intermediate allocation.
+    pub fn push_to(&self, out: &mut String) {
+        if !self.doubled {
+            out.push_str(self.raw);
+            return;
+        }
+        let mut rest = self.raw;
+        while let Some(at) = rest.find("''") {
+            out.push_str(&rest[..=at]);
+            rest = &rest[at + 2..];
+        }
+        out.push_str(rest);
+    }
+}
+
+/// A function call in a value position: `TO_DATE('…', '…')`, `UNISTR('…')`, `EMPTY_CLOB()`.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct Function<'a> {
+    name: &'a str,
+    /// The text between the parentheses; validated when the statement was parsed.
+    args: &'a str,
+}
+
+impl<'a> Function<'a> {
+    /// The function's name as written (`TO_DATE`, `HEXTORAW`, …).
+    pub fn name(&self) -> &'a str {
+        self.name
+    }
+
+    /// Whether the name is `name`, ignoring ASCII case.
+    pub fn is(&self, name: &str) -> bool {
+        self.name.eq_ignore_ascii_case(name)
+    }
+
+    /// The arguments, in order.
+    pub fn args(&self) -> ExprList<'a> {
+        ExprList {
+            cursor: Cursor::new(self.args),
+            first: true,
+        }
+    }
+
+    /// The single argument, when there is exactly one.
+    pub fn only_arg(&self) -> Option<Literal<'a>> {
+        let mut args = self.args();
+        let first = args.next()?;
+        args.next().is_none().then_some(first)
+    }
+}
+
+impl fmt::Debug for Function<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Function")
+            .field("name", &self.name)
+            .field("args", &self.args().collect::<Vec<_>>())
+            .finish()
+    }
+}
+
+/// `a || b || …`: the parts in order.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct Concat<'a> {
+    /// The whole expression; validated when the statement was parsed.
+    span: &'a str,
+}
+
+impl<'a> Concat<'a> {
+    pub fn parts(&self) -> ConcatParts<'a> {
+        ConcatParts {
+            cursor: Cursor::new(self.span),
+            first: true,
+        }
+    }
+}
+
+impl fmt::Debug for Concat<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("Concat")
+            .field(&self.parts().collect::<Vec<_>>())
+            .finish()
+    }
+}
+
+/// A value as SQL_REDO writes it, before any type is applied.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Literal<'a> {
+    /// `'text'`; numbers are quoted too (`'-42.5'`).
+    Quoted(QuotedText<'a>),
+    /// `NULL`, or `"C" IS NULL` in a WHERE clause.
+    Null,
+    /// An unquoted number: its text as written.
+    Number(&'a str),
+    /// A bind placeholder such as `:1` (`XMLType(:1)` of XML stored as CLOB).
+    Bind(&'a str),
+    Function(Function<'a>),
+    Concat(Concat<'a>),
+    /// LogMiner's bare `Unsupported Type` token.
+    Unsupported,
+}
+
+/// One `column = value` (or `column IS NULL`) of a statement.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Item<'a> {
+    pub column: Ident<'a>,
+    pub value: Literal<'a>,
+}
+
+/// A parsed DML statement; everything in it borrows the SQL_REDO text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Statement<'a> {
+    pub kind: StatementKind,
+    pub owner: Ident<'a>,
+    pub table: Ident<'a>,
+    /// Insert: the column/value pairs; update: the SET items, then the WHERE items.
+    items: Vec<Item<'a>>,
+    /// Where the WHERE items start in `items`.
+    split: usize,
+    /// The value of a `ROWID = '…'` predicate.
+    pub row_id: Option<&'a str>,
+}
+
+impl<'a> Statement<'a> {
+    /// The values an insert writes or the SET items of an update (none for a delete).
+    pub fn assignments(&self) -> &[Item<'a>] {
+        &self.items[..self.split]
+    }
+
+    /// The WHERE items of an update or delete other than `ROWID` (none for an insert).
+    pub fn conditions(&self) -> &[Item<'a>] {
+        &self.items[self.split..]
+    }
+
+    /// Every item, assignments first.
+    pub fn items(&self) -> &[Item<'a>] {
+        &self.items
+    }
+}
+
+/// Parses one DML statement of SQL_REDO (already reassembled from its CSF pieces).
+pub fn parse_statement(sql: &str) -> Result<Statement<'_>, SyntaxError> {
+    let mut c = Cursor::new(sql);
+    c.ws()?;
+    let start = c.pos;
+    let word = c.bare_word();
+    let kind = if word.eq_ignore_ascii_case("insert") {
+        StatementKind::Insert
+    } else if word.eq_ignore_ascii_case("update") {
+        StatementKind::Update
+    } else if word.eq_ignore_ascii_case("delete") {
+        StatementKind::Delete
+    } else {
+        return Err(SyntaxError {
+            offset: start,
+            expected: "insert, update or delete",
+        });
+    };
+    c.ws()?;
+    let statement = match kind {
+        StatementKind::Insert => {
+            c.expect_keyword("into")?;
+            let (owner, table) = c.table_name()?;
+            c.alias()?;
+            insert_body(&mut c, owner, table)?
+        }
+        StatementKind::Update => {
+            let (owner, table) = c.table_name()?;
+            let alias = c.alias()?;
+            c.expect_keyword("set")?;
+            let mut items = Vec::with_capacity(estimate_items(sql));
+            loop {
+                let column = c.column_ref(alias)?;
+                c.ws()?;
+                c.expect_byte(b'=', "'='")?;
+                c.ws()?;
+                let value = c.expr(0)?;
+                items.push(Item { column, value });
+                c.ws()?;
+                if !c.eat(b',') {
+                    break;
+                }
+                c.ws()?;
+            }
+            let split = items.len();
+            let row_id = where_clause(&mut c, alias, &mut items)?;
+            Statement {
+                kind,
+                owner,
+                table,
+                items,
+                split,
+                row_id,
+            }
+        }
+        StatementKind::Delete => {
+            c.expect_keyword("from")?;
+            let (owner, table) = c.table_name()?;
+            let alias = c.alias()?;
+            let mut items = Vec::with_capacity(estimate_items(sql));
+            let row_id = where_clause(&mut c, alias, &mut items)?;
+            Statement {
+                kind,
+                owner,
+                table,
+                items,
+                split: 0,
+                row_id,
+            }
+        }
+    };
+    c.ws()?;
+    if c.eat(b';') {
+        c.ws()?;
+    }
+    if !c.at_end() {
+        return Err(c.error("the end of the statement"));
+    }
+    Ok(statement)
+}
+
+/// A cheap upper bound on a statement's items, so the item vector is allocated once.
+fn estimate_items(sql: &str) -> usize {
+    (sql.len() / 12).clamp(4, 64)
+}
+
+fn insert_body<'a>(
+    c: &mut Cursor<'a>,
+    owner: Ident<'a>,
+    table: Ident<'a>,
+) -> Result<Statement<'a>, SyntaxError> {
+    c.expect_byte(b'(', "'(' before the column list")?;
+    c.ws()?;
+    // The column list and the value list are read in step: a second cursor walks the values,
+    // so no list of names is built.
+    let list_start = c.pos;
+    let mut names = c.clone();
+    // skip the column list to find the values
+    let mut count = 0usize;
+    if !c.eat(b')') {
+        loop {
+            c.column_ref(None)?;
+            count += 1;
+            c.ws()?;
+            if c.eat(b')') {
+                break;
+            }
+            c.expect_byte(b',', "',' or ')' in the column list")?;
+            c.ws()?;
+        }
+    }
+    c.ws()?;
+    c.expect_keyword("values")?;
+    c.expect_byte(b'(', "'(' before the value list")?;
+    c.ws()?;
+    let mut items = Vec::with_capacity(count);
+    names.pos = list_start;
+    if count == 0 {
+        c.expect_byte(b')', "')' after an empty value list")?;
+    } else {
+        for index in 0..count {
+            let column = names.column_ref(None)?;
+            names.ws()?;
+            names.eat(b',');
+            names.ws()?;
+            let value = c.expr(0)?;
+            items.push(Item { column, value });
+            c.ws()?;
+            if index + 1 < count {
+                if c.peek() == Some(b')') {
+                    return Err(c.error("as many values as columns"));
+                }
+                c.expect_byte(b',', "',' between values")?;
+                c.ws()?;
+            } else if c.peek() == Some(b',') {
+                return Err(c.error("as many values as columns"));
+            }
+        }
+        c.expect_byte(b')', "')' after the value list")?;
+    }
+    let split = items.len();
+    Ok(Statement {
+        kind: StatementKind::Insert,
+        owner,
+        table,
+        items,
+        split,
+        row_id: None,
+    })
+}
+
+/// Reads an optional `where c = v and c IS NULL and ROWID = '…'` into `items`; returns the
+/// ROWID predicate's value.
+fn where_clause<'a>(
+    c: &mut Cursor<'a>,
+    alias: Option<&'a str>,
+    items: &mut Vec<Item<'a>>,
+) -> Result<Option<&'a str>, SyntaxError> {
+    c.ws()?;
+    if !c.keyword("where") {
+        return Ok(None);
+    }
+    let mut row_id = None;
+    loop {
+        c.ws()?;
+        let save = c.pos;
+        let word = c.bare_word();
+        if word.eq_ignore_ascii_case("rowid") && !c.next_is(b'.') {
+            c.ws()?;
+            c.expect_byte(b'=', "'=' after ROWID")?;
+            c.ws()?;
+            match c.atom(0)? {
+                Literal::Quoted(text) => row_id = Some(text.raw()),
+                _ => return Err(c.error("a quoted ROWID")),
+            }
+        } else {
+            c.pos = save;
+            let column = c.column_ref(alias)?;
+            c.ws()?;
+            if c.eat(b'=') {
+                c.ws()?;
+                let value = c.expr(0)?;
+                items.push(Item { column, value });
+            } else if c.keyword("is") {
+                c.ws()?;
+                c.expect_keyword("null")?;
+                items.push(Item {
+                    column,
+                    value: Literal::Null,
+                });
+            } else {
+                return Err(c.error("'=' or IS NULL"));
+            }
+        }
+        c.ws()?;
+        if !c.keyword("and") {
+            break;
+        }
+    }
+    Ok(row_id)
+}
+
+/// Iterator over a function's arguments.
+#[derive(Debug, Clone)]
+pub struct ExprList<'a> {
+    cursor: Cursor<'a>,
+    first: bool,
+}
+
+impl<'a> Iterator for ExprList<'a> {
+    type Item = Literal<'a>;
+
+    fn next(&mut self) -> Option<Literal<'a>> {
+        let c = &mut self.cursor;
+        c.ws().ok()?;
+        if c.at_end() {
+            return None;
+        }
+        if !self.first {
+            if !c.eat(b',') {
+                return None;
+            }
+            c.ws().ok()?;
+        }
+        self.first = false;
+        // validated at parse time with the real depth; the bound here only has to be as large
+        c.expr(0).ok()
+    }
+}
+
+/// Iterator over the parts of a `||` concatenation.
+#[derive(Debug, Clone)]
+pub struct ConcatParts<'a> {
+    cursor: Cursor<'a>,
+    first: bool,
+}
+
+impl<'a> Iterator for ConcatParts<'a> {
+    type Item = Literal<'a>;
+
+    fn next(&mut self) -> Option<Literal<'a>> {
+        let c = &mut self.cursor;
+        c.ws().ok()?;
+        if c.at_end() {
+            return None;
+        }
+        if !self.first {
+            if !c.eat_str("||") {
+                return None;
+            }
+            c.ws().ok()?;
+        }
+        self.first = false;
+        c.atom(0).ok()
+    }
+}
+
+/// The offset of the next `needle` at or after `from`: eight bytes at a time (a word-wide
+/// "has a zero byte" test), then byte by byte. Literals and names are short, so this beats a
+/// vectorised search's set-up cost.
+#[inline]
+fn find_byte(bytes: &[u8], from: usize, needle: u8) -> Option<usize> {
+    const LO: u64 = 0x0101_0101_0101_0101;
+    const HI: u64 = 0x8080_8080_8080_8080;
+    let pattern = LO.wrapping_mul(u64::from(needle));
+    let mut i = from;
+    while let Some(chunk) = bytes.get(i..i + 8) {
+        let Ok(word) = <[u8; 8]>::try_from(chunk) else {
+            break;
+        };
+        let x = u64::from_le_bytes(word) ^ pattern;
+        let found = x.wrapping_sub(LO) & !x & HI;
+        if found != 0 {
+            return Some(i + (found.trailing_zeros() / 8) as usize);
+        }
+        i += 8;
+    }
+    bytes
+        .get(i..)?
+        .iter()
+        .position(|&b| b == needle)
+        .map(|at| i + at)
+}
+
+#[derive(Debug, Clone)]
+struct Cursor<'a> {
+    s: &'a str,
+    pos: usize,
+}
+
+/// Bytes of a bare word: ASCII letters and digits, `_`, `$`, `#`, and every byte of a
+/// non-ASCII character. A table, because this test runs for every byte of every name.
+static WORD_BYTES: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut b = 0;
+    while b < 256 {
+        let c = b as u8;
+        table[b] = c.is_ascii_alphanumeric() || c == b'_' || c == b'$' || c == b'#' || c >= 0x80;
+        b += 1;
+    }
+    table
+};
+
+#[inline]
+fn is_word_byte(b: u8) -> bool {
+    WORD_BYTES[usize::from(b)]
+}
+
+impl<'a> Cursor<'a> {
+    fn new(s: &'a str) -> Cursor<'a> {
+        Cursor { s, pos: 0 }
+    }
+
+    #[inline]
+    fn bytes(&self) -> &'a [u8] {
+        self.s.as_bytes()
+    }
+
+    #[inline]
+    fn peek(&self) -> Option<u8> {
+        self.bytes().get(self.pos).copied()
+    }
+
+    #[inline]
+    fn next_is(&self, b: u8) -> bool {
+        self.peek() == Some(b)
+    }
+
+    #[inline]
+    fn at_end(&self) -> bool {
+        self.pos >= self.s.len()
+    }
+
+    fn error(&self, expected: &'static str) -> SyntaxError {
+        SyntaxError {
+            offset: self.pos,
+            expected,
+        }
+    }
+
+    #[inline]
+    fn eat(&mut self, b: u8) -> bool {
+        if self.next_is(b) {
+            self.pos += 1;
+            true
+        } else {
+            false
+        }
+    }
+
+    fn eat_str(&mut self, s: &str) -> bool {
+        if self.bytes()[self.pos.min(self.s.len())..].starts_with(s.as_bytes()) {
+            self.pos += s.len();
+            true
+        } else {
+            false
+        }
+    }
+
+    fn expect_byte(&mut self, b: u8, expected: &'static str) -> Result<(), SyntaxError> {
+        if self.eat(b) {
+            Ok(())
+        } else {
+            Err(self.error(expected))
+        }
+    }
+
+    /// Skips whitespace and `/* … */` comments (`/* JSON */ EMPTY_BLOB()`).
+    #[inline]
+    fn ws(&mut self) -> Result<(), SyntaxError> {
+        match self.peek() {
+            Some(b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c | b'/') => self.ws_slow(),
+            _ => Ok(()),
+        }
+    }
+
+    fn ws_slow(&mut self) -> Result<(), SyntaxError> {
+        let bytes = self.bytes();
+        loop {
+            while let Some(&b) = bytes.get(self.pos) {
+                if matches!(b, b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c) {
+                    self.pos += 1;
+                } else {
+                    break;
+                }
+            }
+            if bytes.get(self.pos) == Some(&b'/') && bytes.get(self.pos + 1) == Some(&b'*') {
+                match self.s[self.pos + 2..].find("*/") {
+                    Some(end) => self.pos += 2 + end + 2,
+                    None => return Err(self.error("the end of a comment")),
+                }
+            } else {
+                return Ok(());
+            }
+        }
+    }
+
+    /// A bare word (letters, digits, `_`, `$`, `#`, non-ASCII); empty when none starts here.
+    #[inline]
+    fn bare_word(&mut self) -> &'a str {
+        let start = self.pos;
+        let bytes = self.bytes();
+        while let Some(&b) = bytes.get(self.pos) {
+            if is_word_byte(b) {
+                self.pos += 1;
+            } else {
+                break;
+            }
+        }
+        &self.s[start..self.pos]
+    }
+
+    /// Consumes `kw` (any case) when it is the next whole word.
+    #[inline]
+    fn keyword(&mut self, kw: &str) -> bool {
+        let end = self.pos + kw.len();
+        match self.bytes().get(self.pos..end) {
+            Some(word)
+                if word.eq_ignore_ascii_case(kw.as_bytes())
+                    && !self.bytes().get(end).is_some_and(|&b| is_word_byte(b)) =>
+            {
+                self.pos = end;
+                true
+            }
+            _ => false,
+        }
+    }
+
+    fn expect_keyword(&mut self, kw: &'static str) -> Result<(), SyntaxError> {
+        if self.keyword(kw) {
+            self.ws()
+        } else {
+            Err(self.error(kw))
+        }
+    }
+
+    /// `"name"` (with `""` for a quote inside) or a bare word.
+    fn ident(&mut self) -> Result<Ident<'a>, SyntaxError> {
+        if self.eat(b'"') {
+            let start = self.pos;
+            let mut doubled = false;
+            loop {
+                match find_byte(self.bytes(), self.pos, b'"') {
+                    None => {
+                        self.pos = start;
+                        return Err(self.error("a closing '\"'"));
+                    }
+                    Some(at) => {
+                        self.pos = at + 1;
+                        if self.next_is(b'"') {
+                            doubled = true;
+                            self.pos += 1;
+                        } else {
+                            return Ok(Ident {
+                                raw: &self.s[start..self.pos - 1],
+                                quoted: true,
+                                doubled,
+                            });
+                        }
+                    }
+                }
+            }
+        }
+        let word = self.bare_word();
+        if word.is_empty() {
+            return Err(self.error("an identifier"));
+        }
+        Ok(Ident {
+            raw: word,
+            quoted: false,
+            doubled: false,
+        })
+    }
+
+    /// `"OWNER"."TABLE"`.
+    fn table_name(&mut self) -> Result<(Ident<'a>, Ident<'a>), SyntaxError> {
+        let owner = self.ident()?;
+        self.expect_byte(b'.', "'.' between owner and table")?;
+        let table = self.ident()?;
+        Ok((owner, table))
+    }
+
+    /// An alias after the table name (`update "O"."T" a set a."C" = …`).
+    fn alias(&mut self) -> Result<Option<&'a str>, SyntaxError> {
+        self.ws()?;
+        let save = self.pos;
+        let word = self.bare_word();
+        if word.is_empty()
+            || ["set", "where", "values"]
+                .iter()
+                .any(|kw| word.eq_ignore_ascii_case(kw))
+        {
+            self.pos = save;
+            return Ok(None);
+        }
+        self.ws()?;
+        Ok(Some(word))
+    }
+
+    /// A column reference, optionally prefixed by the statement's alias.
+    fn column_ref(&mut self, alias: Option<&str>) -> Result<Ident<'a>, SyntaxError> {
+        let first = self.ident()?;
+        if self.next_is(b'.') {
+            let is_alias = alias.is_some_and(|a| !first.quoted && first.raw == a);
+            if !is_alias {
+                return Err(self.error("a column name"));
+            }
+            self.pos += 1;
+            return self.ident();
+        }
+        Ok(first)
+    }
+
+    /// `atom ( '||' atom )*`.
+    fn expr(&mut self, depth: u32) -> Result<Literal<'a>, SyntaxError> {
+        let start = self.pos;
+        let first = self.atom(depth)?;
+        let mut end = self.pos;
+        let mut parts = 1;
+        loop {
+            let save = self.pos;
+            self.ws()?;
+            // the common case ends the value with ',', ')' or a keyword: one byte decides
+            if !(self.next_is(b'|') && self.eat_str("||")) {
+                self.pos = save;
+                break;
+            }
+            self.ws()?;
+            self.atom(depth)?;
+            end = self.pos;
+            parts += 1;
+        }
+        if parts == 1 {
+            Ok(first)
+        } else {
+            Ok(Literal::Concat(Concat {
+                span: &self.s[start..end],
+            }))
+        }
+    }
+
+    fn atom(&mut self, depth: u32) -> Result<Literal<'a>, SyntaxError> {
+        let Some(b) = self.peek() else {
+            return Err(self.error("a value"));
+        };
+        match b {
+            b'\'' => self.quoted().map(Literal::Quoted),
+            b':' => {
+                let start = self.pos;
+                self.pos += 1;
+                if self.bare_word().is_empty() {
+                    return Err(self.error("a bind name after ':'"));
+                }
+                Ok(Literal::Bind(&self.s[start..self.pos]))
+            }
+            b'0'..=b'9' | b'-' | b'+' | b'.' => self.number().map(Literal::Number),
+            _ if b.is_ascii_alphabetic() || b == b'_' => {
+                let start = self.pos;
+                if self.keyword("null") {
+                    return Ok(Literal::Null);
+                }
+                if self.keyword("unsupported") {
+                    self.ws()?;
+                    if self.keyword("type") {
+                        return Ok(Literal::Unsupported);
+                    }
+                    // not the token: read it as a function name instead
+                    self.pos = start;
+                }
+                self.function(depth)
+            }
+            _ => Err(self.error("a value")),
+        }
+    }
+
+    fn quoted(&mut self) -> Result<QuotedText<'a>, SyntaxError> {
+        // caller saw the opening quote
+        self.pos += 1;
+        let start = self.pos;
+        let mut doubled = false;
+        loop {
+            match find_byte(self.bytes(), self.pos, b'\'') {
+                None => {
+                    self.pos = start - 1;
+                    return Err(self.error("a closing quote"));
+                }
+                Some(at) => {
+                    self.pos = at + 1;
+                    if self.next_is(b'\'') {
+                        doubled = true;
+                        self.pos += 1;
+                    } else {
+                        return Ok(QuotedText {
+                            raw: &self.s[start..self.pos - 1],
+                            doubled,
+                        });
+                    }
+                }
+            }
+        }
+    }
+
+    /// An unquoted number: `[+-]digits[.digits][e[+-]digits]`.
+    fn number(&mut self) -> Result<&'a str, SyntaxError> {
+        let start = self.pos;
+        let bytes = self.bytes();
+        if matches!(self.peek(), Some(b'-' | b'+')) {
+            self.pos += 1;
+        }
+        let mut digits = 0;
+        while let Some(&b) = bytes.get(self.pos) {
+            if b.is_ascii_digit() {
+                digits += 1;
+            } else if b != b'.' {
+                break;
+            }
+            self.pos += 1;
+        }
+        if digits == 0 {
+            self.pos = start;
+            return Err(self.error("a number"));
+        }
+        if matches!(self.peek(), Some(b'e' | b'E')) {
+            self.pos += 1;
+            if matches!(self.peek(), Some(b'-' | b'+')) {
+                self.pos += 1;
+            }
+            let exp_start = self.pos;
+            while self.peek().is_some_and(|b| b.is_ascii_digit()) {
+                self.pos += 1;
+            }
+            if self.pos == exp_start {
+                return Err(self.error("exponent digits"));
+            }
+        }
+        if self.peek().is_some_and(is_word_byte) {
+            return Err(self.error("the end of a number"));
+        }
+        Ok(&self.s[start..self.pos])
+    }
+
+    /// `name(args)`; the name may be qualified (`SYS.XMLTYPE`).
+    fn function(&mut self, depth: u32) -> Result<Literal<'a>, SyntaxError> {
+        let start = self.pos;
+        loop {
+            self.bare_word();
+            if self.next_is(b'.')
+                && self
+                    .bytes()
+                    .get(self.pos + 1)
+                    .is_some_and(|&b| is_word_byte(b))
+            {
+                self.pos += 1;
+            } else {
+                break;
+            }
+        }
+        let name = &self.s[start..self.pos];
+        if name.is_empty() {
+            return Err(self.error("a value"));
+        }
+        self.ws()?;
+        if !self.next_is(b'(') {
+            self.pos = start;
+            return Err(self.error("a value"));
+        }
+        if depth >= MAX_DEPTH {
+            return Err(self.error("less deeply nested function calls"));
+        }
+        self.pos += 1;
+        self.ws()?;
+        let args_start = self.pos;
+        let mut args_end = self.pos;
+        if !self.eat(b')') {
+            loop {
+                self.expr(depth + 1)?;
+                args_end = self.pos;
+                self.ws()?;
+                if self.eat(b')') {
+                    break;
+                }
+                self.expect_byte(b',', "',' or ')' in an argument list")?;
+                self.ws()?;
+            }
+        }
+        Ok(Literal::Function(Function {
+            name,
+            args: &self.s[args_start..args_end],
+        }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn insert_shape() {
+        let s =
+            parse_statement(r#"insert into "APP"."T"("ID","NAME","D") values ('1','it''s',NULL);"#)
+                .unwrap();
+        assert_eq!(s.kind, StatementKind::Insert);
+        assert_eq!(s.owner.name(), "APP");
+        assert_eq!(s.table.name(), "T");
+        let items = s.assignments();
+        assert_eq!(items.len(), 3);
+        assert_eq!(items[1].column.name(), "NAME");
+        match items[1].value {
+            Literal::Quoted(q) => assert_eq!(q.text(), "it's"),
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(items[2].value, Literal::Null);
+        assert!(s.conditions().is_empty());
+    }
+
+    #[test]
+    fn function_args_and_concat() {
+        let s = parse_statement(
+            r#"update "O"."T" set "D" = TO_DATE('2026-02-28 13:45:59', 'YYYY-MM-DD HH24:MI:SS'), "N" = UNISTR('a') ||UNISTR('\00e9') where "K" = '1' and "E" IS NULL and ROWID = 'AAAA'"#,
+        )
+        .unwrap();
+        let Literal::Function(f) = s.assignments()[0].value else {
+            panic!()
+        };
+        assert!(f.is("to_date"));
+        let args: Vec<_> = f.args().collect();
+        assert_eq!(args.len(), 2);
+        let Literal::Concat(c) = s.assignments()[1].value else {
+            panic!()
+        };
+        assert_eq!(c.parts().count(), 2);
+        assert_eq!(s.conditions().len(), 2);
+        assert_eq!(s.row_id, Some("AAAA"));
+    }
+
+    #[test]
+    fn find_byte_agrees_with_position() {
+        let text = b"abc'defghij'klmnopqrstuvwxyz''0123456789'";
+        for from in 0..=text.len() + 2 {
+            let expected = text
+                .get(from..)
+                .and_then(|t| t.iter().position(|&b| b == b'\''))
+                .map(|p| p + from);
+            assert_eq!(find_byte(text, from, b'\''), expected, "{from}");
+        }
+        assert_eq!(
+            find_byte(&[0x80, 0xa7, b'\'', 0xff, 0x27, 1, 2, 3, 4], 0, b'\''),
+            Some(2)
+        );
+    }
+
+    #[test]
+    fn rejects_without_panicking() {
+        for bad in [
+            "",
+            "select 1",
+            "insert into",
+            r#"insert into "A"."B"("X") values ('1','2')"#,
+            r#"insert into "A"."B"("X","Y") values ('1')"#,
+            r#"update "A"."B" set "X" = 'unterminated"#,
+            r#"delete from "A"."B" where "X" = '1' trailing"#,
+            r#"update "A"."B" set "X" = f(f(f(f(f(f(f(f(f(f(f(f(f(f(f(f(f(1)))))))))))))))))"#,
+            "update \"A\".\"B\" set \"X\" = '1' /* open",
+        ] {
+            assert!(parse_statement(bad).is_err(), "{bad}");
+        }
+    }
+}

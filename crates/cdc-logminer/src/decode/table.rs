@@ -1,0 +1,140 @@
+//! A schema version prepared for decoding: the layout, a fast name → column index lookup and
+//! the excluded-column flags, built once per (table, version) by the engine and shared by the
+//! decode threads.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::hash::{BuildHasherDefault, Hasher};
+use std::sync::Arc;
+
+use cdc_core::table::TableLayout;
+
+use super::error::ExcludedKeyColumn;
+use super::filter::ColumnFilter;
+
+/// FNV-1a: names are short and trusted (they come from the dictionary), so a DoS-resistant
+/// hash buys nothing here and costs a third of a lookup.
+#[derive(Debug, Default, Clone, Copy)]
+struct Fnv(u64);
+
+impl Hasher for Fnv {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        let mut h = if self.0 == 0 {
+            0xcbf2_9ce4_8422_2325
+        } else {
+            self.0
+        };
+        for &b in bytes {
+            h ^= u64::from(b);
+            h = h.wrapping_mul(0x0100_0000_01b3);
+        }
+        self.0 = h;
+    }
+}
+
+/// Checks that no key column of the layout is excluded (a configuration error).
+pub fn check_excluded_keys(
+    layout: &TableLayout,
+    filter: &ColumnFilter,
+) -> Result<(), ExcludedKeyColumn> {
+    match layout.key.iter().find(|k| filter.is_excluded(k)) {
+        Some(column) => Err(ExcludedKeyColumn {
+            table: layout.table.to_string(),
+            column: column.clone(),
+        }),
+        None => Ok(()),
+    }
+}
+
+/// One schema version of a table, ready to decode rows with.
+#[derive(Clone)]
+pub struct DecodeTable {
+    layout: Arc<TableLayout>,
+    index: HashMap<Box<str>, u16, BuildHasherDefault<Fnv>>,
+    excluded: Vec<bool>,
+    filter: ColumnFilter,
+}
+
+impl fmt::Debug for DecodeTable {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("DecodeTable")
+            .field("table", &self.layout.table)
+            .field("version", &self.layout.version)
+            .field("columns", &self.layout.columns.len())
+            .field("excluded", &self.excluded.iter().filter(|e| **e).count())
+            .finish()
+    }
+}
+
+impl DecodeTable {
+    /// Prepares `layout`; fails when `filter` excludes a key column.
+    pub fn new(
+        layout: Arc<TableLayout>,
+        filter: ColumnFilter,
+    ) -> Result<DecodeTable, ExcludedKeyColumn> {
+        check_excluded_keys(&layout, &filter)?;
+        Ok(DecodeTable::build(layout, filter))
+    }
+
+    /// Prepares a layout with no excluded column.
+    pub fn without_exclusions(layout: Arc<TableLayout>) -> DecodeTable {
+        DecodeTable::build(layout, ColumnFilter::none())
+    }
+
+    fn build(layout: Arc<TableLayout>, filter: ColumnFilter) -> DecodeTable {
+        let mut index = HashMap::with_capacity_and_hasher(layout.columns.len(), Default::default());
+        for (i, column) in layout
+            .columns
+            .iter()
+            .enumerate()
+            .take(usize::from(u16::MAX))
+        {
+            // the first of two equal names wins, like the dictionary's COLUMN_ID order
+            index
+                .entry(column.name.clone().into_boxed_str())
+                .or_insert(i as u16);
+        }
+        let excluded = layout
+            .columns
+            .iter()
+            .map(|c| filter.is_excluded(&c.name))
+            .collect();
+        DecodeTable {
+            layout,
+            index,
+            excluded,
+            filter,
+        }
+    }
+
+    pub fn layout(&self) -> &Arc<TableLayout> {
+        &self.layout
+    }
+
+    /// Whether the filter may exclude any column (known or not).
+    pub fn has_exclusions(&self) -> bool {
+        !self.filter.is_empty()
+    }
+
+    /// The column index of `name`; `hint` is tried first (columns usually come in layout order).
+    pub(crate) fn lookup(&self, name: &str, hint: usize) -> Option<usize> {
+        if let Some(column) = self.layout.columns.get(hint)
+            && column.name == name
+        {
+            return Some(hint);
+        }
+        self.index.get(name).map(|&i| usize::from(i))
+    }
+
+    pub(crate) fn is_excluded_index(&self, index: usize) -> bool {
+        self.excluded.get(index).copied().unwrap_or(false)
+    }
+
+    pub(crate) fn is_excluded_name(&self, name: &str) -> bool {
+        self.filter.is_excluded(name)
+    }
+}

@@ -1,0 +1,355 @@
+//! Reads the date, timestamp and interval texts that LogMiner writes under the NLS formats the
+//! engine sets at session start (see `docs/decoding.md`):
+//!
+//! ```text
+//!  NLS_DATE_FORMAT          SYYYY-MM-DD HH24:MI:SS            ' 2026-02-28 13:45:59'
+//!  NLS_TIMESTAMP_FORMAT     SYYYY-MM-DD HH24:MI:SS.FF9        ' 2026-03-29 01:30:00.123456000'
+//!  NLS_TIMESTAMP_TZ_FORMAT  SYYYY-MM-DD HH24:MI:SS.FF9 TZH:TZM ' 2026-03-29 01:30:00.1 +05:30'
+//!  INTERVAL YEAR TO MONTH   (fixed)                           '+0012-03'
+//!  INTERVAL DAY TO SECOND   (fixed)                           '+00005 04:03:02.123456'
+//! ```
+//!
+//! The year's sign position (`SYYYY`: a blank or `-`) is optional, so the `YYYY` forms that
+//! Debezium-style sessions produce read the same. The fraction takes 0 to 9 digits and may be
+//! a bare trailing dot (`'2020-02-01 00:00:00.'`). Nothing else is guessed: `DD-MON-RR`, the
+//! default that loses the time of day, is refused.
+
+use cdc_core::value::{OracleDateTime, TimeZone};
+
+/// The date format arguments of `TO_DATE` this decoder reads.
+pub const DATE_FORMATS: [&str; 2] = ["SYYYY-MM-DD HH24:MI:SS", "YYYY-MM-DD HH24:MI:SS"];
+
+type Result<T> = std::result::Result<T, &'static str>;
+
+fn digits(b: &[u8], at: usize, n: usize) -> Result<u32> {
+    let slice = b.get(at..at + n).ok_or("too short")?;
+    let mut v = 0u32;
+    for &d in slice {
+        if !d.is_ascii_digit() {
+            return Err("a digit was expected");
+        }
+        v = v * 10 + u32::from(d - b'0');
+    }
+    Ok(v)
+}
+
+/// `[ |-|+]YYYY-MM-DD HH24:MI:SS[.F{0,9}]`; returns the value and the rest of the text.
+pub fn parse_datetime(text: &str, allow_fraction: bool) -> Result<(OracleDateTime, &str)> {
+    let b = text.as_bytes();
+    let (negative, start) = match b.first() {
+        Some(b'-') => (true, 1),
+        Some(b' ' | b'+') => (false, 1),
+        _ => (false, 0),
+    };
+    let year = digits(b, start, 4)?;
+    let p = start + 4;
+    if b.get(p) != Some(&b'-') || b.get(p + 3) != Some(&b'-') || b.get(p + 6) != Some(&b' ') {
+        return Err("not in the session's date format");
+    }
+    let month = digits(b, p + 1, 2)?;
+    let day = digits(b, p + 4, 2)?;
+    let t = p + 7;
+    if b.get(t + 2) != Some(&b':') || b.get(t + 5) != Some(&b':') {
+        return Err("not in the session's date format");
+    }
+    let hour = digits(b, t, 2)?;
+    let minute = digits(b, t + 3, 2)?;
+    let second = digits(b, t + 6, 2)?;
+    let mut end = t + 8;
+    let mut nanos = 0u32;
+    if b.get(end) == Some(&b'.') {
+        if !allow_fraction {
+            return Err("a DATE carries no fraction of a second");
+        }
+        end += 1;
+        let mut n = 0;
+        while let Some(&d) = b.get(end) {
+            if !d.is_ascii_digit() {
+                break;
+            }
+            if n == 9 {
+                return Err("more than 9 fractional digits");
+            }
+            nanos = nanos * 10 + u32::from(d - b'0');
+            n += 1;
+            end += 1;
+        }
+        for _ in n..9 {
+            nanos *= 10;
+        }
+    }
+    let year = year as i16;
+    let year = if negative { -year } else { year };
+    let value = OracleDateTime::new(
+        year,
+        month as u8,
+        day as u8,
+        hour as u8,
+        minute as u8,
+        second as u8,
+        nanos,
+    )
+    .ok_or("not a valid date or time")?;
+    Ok((value, &text[end..]))
+}
+
+/// A DATE literal (no fraction, nothing after it).
+pub fn parse_date(text: &str) -> Result<OracleDateTime> {
+    let (value, rest) = parse_datetime(text, false)?;
+    if !rest.trim().is_empty() {
+        return Err("text after the time of day");
+    }
+    Ok(value)
+}
+
+/// A TIMESTAMP literal (fraction allowed, nothing after it).
+pub fn parse_timestamp(text: &str) -> Result<OracleDateTime> {
+    let (value, rest) = parse_datetime(text, true)?;
+    if !rest.trim().is_empty() {
+        return Err("text after the time of day");
+    }
+    Ok(value)
+}
+
+/// A TIMESTAMP WITH TIME ZONE literal; the zone is `None` when the text has none (as for
+/// TIMESTAMP WITH LOCAL TIME ZONE).
+pub fn parse_timestamp_tz(text: &str) -> Result<(OracleDateTime, Option<TimeZone>)> {
+    let (value, rest) = parse_datetime(text, true)?;
+    let zone = rest.trim();
+    if zone.is_empty() {
+        return Ok((value, None));
+    }
+    if !rest.starts_with(' ') {
+        return Err("a blank before the time zone");
+    }
+    Ok((value, Some(parse_zone(zone)?)))
+}
+
+/// `+05:30`, `-08:00`, `+5:30` or a region name such as `Europe/Paris`.
+fn parse_zone(zone: &str) -> Result<TimeZone> {
+    let b = zone.as_bytes();
+    match b.first() {
+        Some(&sign @ (b'+' | b'-')) => {
+            let colon = zone.find(':').ok_or("a time zone offset without ':'")?;
+            let hours = zone.get(1..colon).ok_or("a bad time zone offset")?;
+            let minutes = zone.get(colon + 1..).ok_or("a bad time zone offset")?;
+            if hours.is_empty()
+                || hours.len() > 2
+                || minutes.len() != 2
+                || !hours
+                    .bytes()
+                    .chain(minutes.bytes())
+                    .all(|d| d.is_ascii_digit())
+            {
+                return Err("a bad time zone offset");
+            }
+            let h: i16 = hours.parse().map_err(|_| "a bad time zone offset")?;
+            let m: i16 = minutes.parse().map_err(|_| "a bad time zone offset")?;
+            if h > 14 || m > 59 {
+                return Err("a time zone offset out of range");
+            }
+            let total = h * 60 + m;
+            Ok(TimeZone::Offset(if sign == b'-' { -total } else { total }))
+        }
+        Some(_)
+            if zone.bytes().all(|c| {
+                c.is_ascii_alphanumeric() || matches!(c, b'/' | b'_' | b'-' | b'+' | b' ')
+            }) =>
+        {
+            Ok(TimeZone::Region(zone.to_owned()))
+        }
+        _ => Err("a bad time zone"),
+    }
+}
+
+/// Moves a wall-clock time by `minutes` (used to read a TIMESTAMP WITH LOCAL TIME ZONE that
+/// carries an offset as UTC).
+pub fn shift_minutes(value: OracleDateTime, minutes: i64) -> Result<OracleDateTime> {
+    let secs = value.days_since_epoch() * 86_400
+        + i64::from(value.hour) * 3600
+        + i64::from(value.minute) * 60
+        + i64::from(value.second)
+        + minutes * 60;
+    let days = secs.div_euclid(86_400);
+    let rem = secs.rem_euclid(86_400);
+    let (year, month, day) = civil_from_days(days);
+    let year = i16::try_from(year).map_err(|_| "a date out of range")?;
+    OracleDateTime::new(
+        year,
+        month,
+        day,
+        (rem / 3600) as u8,
+        (rem % 3600 / 60) as u8,
+        (rem % 60) as u8,
+        value.nanos,
+    )
+    .ok_or("a date out of range")
+}
+
+/// Howard Hinnant's civil_from_days (proleptic Gregorian).
+fn civil_from_days(z: i64) -> (i64, u8, u8) {
+    let z = z + 719_468;
+    let era = if z >= 0 { z } else { z - 146_096 } / 146_097;
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let y = yoe + era * 400;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u8;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u8;
+    (if m <= 2 { y + 1 } else { y }, m, d)
+}
+
+fn sign_and_rest(text: &str) -> (bool, &str) {
+    let text = text.trim();
+    match text.as_bytes().first() {
+        Some(b'-') => (true, &text[1..]),
+        Some(b'+') => (false, &text[1..]),
+        _ => (false, text),
+    }
+}
+
+fn small_number(text: &str, max_len: usize) -> Result<i64> {
+    if text.is_empty() || text.len() > max_len || !text.bytes().all(|d| d.is_ascii_digit()) {
+        return Err("not an interval");
+    }
+    text.parse().map_err(|_| "not an interval")
+}
+
+/// `+YYYY-MM` → months.
+pub fn parse_interval_ym(text: &str) -> Result<i64> {
+    let (negative, rest) = sign_and_rest(text);
+    let (years, months) = rest
+        .split_once('-')
+        .ok_or("not an interval year to month")?;
+    let years = small_number(years, 9)?;
+    let months = small_number(months, 2)?;
+    if months > 11 {
+        return Err("months out of range");
+    }
+    let total = years * 12 + months;
+    Ok(if negative { -total } else { total })
+}
+
+/// `+DDDDD HH:MI:SS[.F{0,9}]` → nanoseconds.
+pub fn parse_interval_ds(text: &str) -> Result<i128> {
+    let (negative, rest) = sign_and_rest(text);
+    let (days, time) = rest
+        .split_once(' ')
+        .ok_or("not an interval day to second")?;
+    let days = small_number(days, 9)?;
+    let (hms, fraction) = match time.split_once('.') {
+        Some((hms, f)) => (hms, f),
+        None => (time, ""),
+    };
+    let mut parts = hms.split(':');
+    let (Some(h), Some(m), Some(s), None) =
+        (parts.next(), parts.next(), parts.next(), parts.next())
+    else {
+        return Err("not an interval day to second");
+    };
+    let (h, m, s) = (
+        small_number(h, 2)?,
+        small_number(m, 2)?,
+        small_number(s, 2)?,
+    );
+    if h > 23 || m > 59 || s > 59 {
+        return Err("interval field out of range");
+    }
+    if fraction.len() > 9 || !fraction.bytes().all(|d| d.is_ascii_digit()) {
+        return Err("not an interval day to second");
+    }
+    let mut nanos: i128 = 0;
+    for d in fraction.bytes() {
+        nanos = nanos * 10 + i128::from(d - b'0');
+    }
+    for _ in fraction.len()..9 {
+        nanos *= 10;
+    }
+    let secs = i128::from(days) * 86_400 + i128::from(h * 3600 + m * 60 + s);
+    let total = secs * 1_000_000_000 + nanos;
+    Ok(if negative { -total } else { total })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn dt(y: i16, mo: u8, d: u8, h: u8, mi: u8, s: u8, n: u32) -> OracleDateTime {
+        OracleDateTime::new(y, mo, d, h, mi, s, n).unwrap()
+    }
+
+    #[test]
+    fn dates_and_timestamps() {
+        assert_eq!(
+            parse_date("2026-02-28 13:45:59"),
+            Ok(dt(2026, 2, 28, 13, 45, 59, 0))
+        );
+        assert_eq!(
+            parse_date(" 9999-12-31 23:59:59"),
+            Ok(dt(9999, 12, 31, 23, 59, 59, 0))
+        );
+        assert_eq!(
+            parse_date("-4712-01-01 00:00:00"),
+            Ok(dt(-4712, 1, 1, 0, 0, 0, 0))
+        );
+        assert!(parse_date("28-FEB-26").is_err());
+        assert!(parse_date("2026-02-30 00:00:00").is_err());
+        assert_eq!(
+            parse_timestamp("2026-03-29 01:30:00.123456000"),
+            Ok(dt(2026, 3, 29, 1, 30, 0, 123_456_000))
+        );
+        assert_eq!(
+            parse_timestamp("2020-02-01 00:00:00."),
+            Ok(dt(2020, 2, 1, 0, 0, 0, 0))
+        );
+        assert_eq!(
+            parse_timestamp("2020-02-01 00:00:00.5"),
+            Ok(dt(2020, 2, 1, 0, 0, 0, 500_000_000))
+        );
+        assert!(parse_timestamp("2020-02-01 00:00:00.1234567891").is_err());
+        assert_eq!(
+            parse_timestamp_tz("2026-03-29 01:30:00.123456789 +05:30"),
+            Ok((
+                dt(2026, 3, 29, 1, 30, 0, 123_456_789),
+                Some(TimeZone::Offset(330))
+            ))
+        );
+        assert_eq!(
+            parse_timestamp_tz("2026-03-29 01:30:00.000000000 -08:00"),
+            Ok((dt(2026, 3, 29, 1, 30, 0, 0), Some(TimeZone::Offset(-480))))
+        );
+        assert_eq!(
+            parse_timestamp_tz("2026-03-29 01:30:00 Europe/Paris"),
+            Ok((
+                dt(2026, 3, 29, 1, 30, 0, 0),
+                Some(TimeZone::Region("Europe/Paris".into()))
+            ))
+        );
+        assert_eq!(
+            parse_timestamp_tz("2026-03-29 01:30:00.1"),
+            Ok((dt(2026, 3, 29, 1, 30, 0, 100_000_000), None))
+        );
+    }
+
+    #[test]
+    fn shifting() {
+        let v = dt(2026, 1, 1, 1, 0, 0, 7);
+        assert_eq!(shift_minutes(v, -330), Ok(dt(2025, 12, 31, 19, 30, 0, 7)));
+        assert_eq!(shift_minutes(v, 0), Ok(v));
+        assert!(shift_minutes(dt(9999, 12, 31, 23, 0, 0, 0), 120).is_err());
+    }
+
+    #[test]
+    fn intervals() {
+        assert_eq!(parse_interval_ym("+0012-03"), Ok(147));
+        assert_eq!(parse_interval_ym("-0001-11"), Ok(-23));
+        assert!(parse_interval_ym("+0001-12").is_err());
+        assert_eq!(
+            parse_interval_ds("+00005 04:03:02.123456"),
+            Ok(((5 * 86_400 + 4 * 3600 + 3 * 60 + 2) as i128) * 1_000_000_000 + 123_456_000)
+        );
+        assert_eq!(parse_interval_ds("-00000 00:00:01"), Ok(-1_000_000_000));
+        assert!(parse_interval_ds("+00005 24:00:00").is_err());
+    }
+}
