@@ -6,3 +6,5 @@
 //! turns each mined row into typed column values with the table's schema version.
 
 pub mod decode;
+pub mod sim;
+pub mod source;

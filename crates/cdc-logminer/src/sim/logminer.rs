@@ -1,0 +1,204 @@
+//! What LogMiner returns for a redo record: V$LOGMNR_CONTENTS rows rendered from the record
+//! and the dictionary as it is now (the online catalog), so DML older than a later ALTER comes
+//! back with STATUS 2 and generic names, and DML of a dropped table as `"UNKNOWN"."OBJ# n"`.
+
+use cdc_core::change::status;
+use cdc_core::{ColumnDef, MinedRow, Operation, RedoThread, RsId, Value};
+
+use super::db::{Body, DmlKind, Placed, SimDatabase};
+use super::render::{self, DDL_ROWID, LOB_PLACEHOLDER_ROWID, Naming};
+
+/// INFO of a DDL row issued by a user.
+pub const USER_DDL_INFO: &str = "USER DDL (PlSql=0 RecDep=0)";
+/// INFO of a row whose redo no longer matches the dictionary.
+pub const DICTIONARY_MISMATCH_INFO: &str = "Dictionary Mismatch";
+/// INFO of an UNSUPPORTED row.
+pub const UNSUPPORTED_INFO: &str = "Object or Data type Unsupported";
+
+impl SimDatabase {
+    /// The V$LOGMNR_CONTENTS rows of one record (several when SQL_REDO needs CSF rows).
+    pub(crate) fn render(&self, placed: &Placed, thread: RedoThread) -> Vec<MinedRow> {
+        let r = &placed.record;
+        let container = self.containers.get(r.con);
+        let rs_id = if r.zero_rs_id {
+            RsId::NONE
+        } else {
+            placed.rs_id
+        };
+        let op = match &r.body {
+            Body::Start => Operation::Start,
+            Body::Commit => Operation::Commit,
+            Body::Rollback => Operation::Rollback,
+            Body::Ddl { .. } => Operation::Ddl,
+            Body::Unsupported { .. } => Operation::Unsupported,
+            Body::Dml { kind, .. } => match kind {
+                DmlKind::Insert { .. } | DmlKind::UndoDelete { .. } => Operation::Insert,
+                DmlKind::Update { .. } | DmlKind::UndoUpdate { .. } => Operation::Update,
+                DmlKind::Delete { .. } | DmlKind::UndoInsert => Operation::Delete,
+            },
+        };
+        let mut row = MinedRow::new(r.scn, rs_id, r.ssn, r.xid, op);
+        row.rollback = r.rollback;
+        row.username = Some(r.user.clone());
+        row.session = Some(r.sid);
+        row.serial = Some(r.serial);
+        row.src_con_id = container.map(|c| c.con).unwrap_or_default();
+        row.src_con_name = container.and_then(|c| c.name.clone());
+        row.thread = thread;
+        row.timestamp = Some(r.time);
+        match &r.body {
+            Body::Start => {
+                row.sql_redo = Some("set transaction read write".into());
+                row.row_id = Some(LOB_PLACEHOLDER_ROWID.into());
+            }
+            Body::Commit => {
+                row.sql_redo = Some("commit".into());
+                row.row_id = Some(LOB_PLACEHOLDER_ROWID.into());
+            }
+            Body::Rollback => {
+                row.sql_redo = Some("rollback".into());
+                row.row_id = Some(LOB_PLACEHOLDER_ROWID.into());
+            }
+            Body::Ddl {
+                owner,
+                name,
+                object,
+                sql,
+            } => {
+                row.info = Some(USER_DDL_INFO.into());
+                row.seg_owner = Some(owner.clone());
+                row.table_name = Some(name.clone());
+                row.data_obj = Some(*object);
+                row.row_id = Some(DDL_ROWID.into());
+                row.sql_redo = Some(sql.clone());
+            }
+            Body::Unsupported {
+                table,
+                object,
+                row_id,
+            } => {
+                row.status = status::INVALID_SQL;
+                row.info = Some(UNSUPPORTED_INFO.into());
+                row.sql_redo = Some("Unsupported".into());
+                row.data_obj = Some(*object);
+                row.row_id = Some(row_id.clone());
+                if let Some(t) = container.and_then(|c| c.tables.get(table.1)) {
+                    row.seg_owner = Some(t.id.owner.clone());
+                    row.table_name = Some(t.id.table.clone());
+                }
+            }
+            Body::Dml {
+                table,
+                object,
+                version,
+                row_id,
+                kind,
+            } => {
+                let Some(t) = container.and_then(|c| c.tables.get(table.1)) else {
+                    return vec![row];
+                };
+                let Some(layout) = t.versions.get(*version) else {
+                    return vec![row];
+                };
+                let naming = if t.dropped || *version < t.version() {
+                    Naming::Generic
+                } else {
+                    Naming::Dictionary
+                };
+                let (owner, name) = if t.dropped {
+                    ("UNKNOWN".to_owned(), format!("OBJ# {}", object.0))
+                } else {
+                    (t.id.owner.clone(), t.id.table.clone())
+                };
+                let target = format!(
+                    "{}.{}",
+                    cdc_core::table::quote_identifier(&owner),
+                    cdc_core::table::quote_identifier(&name)
+                );
+                let cols = &layout.columns;
+                let pairs = |values: &[Value]| -> Vec<(usize, Value)> {
+                    values.iter().cloned().enumerate().collect()
+                };
+                let view = |pairs: &[(usize, Value)]| -> Vec<(ColumnDef, Value)> {
+                    pairs
+                        .iter()
+                        .filter_map(|(i, v)| cols.get(*i).map(|c| (c.clone(), v.clone())))
+                        .collect()
+                };
+                let non_lob = |values: &[Value]| -> Vec<(ColumnDef, Value)> {
+                    cols.iter()
+                        .zip(values)
+                        .filter(|(c, _)| !c.data_type.is_lob())
+                        .map(|(c, v)| (c.clone(), v.clone()))
+                        .collect()
+                };
+                let sql = match kind {
+                    DmlKind::Insert { after } => {
+                        let all = view(&pairs(after));
+                        let cv: Vec<_> = all.iter().map(|(c, v)| (c, v)).collect();
+                        render::insert(&target, naming, &cv)
+                    }
+                    DmlKind::UndoDelete { row: values } => {
+                        let all = view(&pairs(values));
+                        let cv: Vec<_> = all.iter().map(|(c, v)| (c, v)).collect();
+                        render::insert(&target, naming, &cv)
+                    }
+                    DmlKind::Update { before, set } => {
+                        let set = view(set);
+                        let filter = non_lob(before);
+                        let s: Vec<_> = set.iter().map(|(c, v)| (c, v)).collect();
+                        let f: Vec<_> = filter.iter().map(|(c, v)| (c, v)).collect();
+                        render::update(&target, naming, &s, &f, None)
+                    }
+                    DmlKind::Delete { before } => {
+                        let filter = non_lob(before);
+                        let f: Vec<_> = filter.iter().map(|(c, v)| (c, v)).collect();
+                        render::delete(&target, naming, &f, None)
+                    }
+                    DmlKind::UndoInsert => render::delete(&target, naming, &[], Some(row_id)),
+                    DmlKind::UndoUpdate { set } => {
+                        let set = view(set);
+                        let s: Vec<_> = set.iter().map(|(c, v)| (c, v)).collect();
+                        render::update(&target, naming, &s, &[], Some(row_id))
+                    }
+                };
+                if naming == Naming::Generic {
+                    row.status = status::INVALID_SQL;
+                    row.info = Some(DICTIONARY_MISMATCH_INFO.into());
+                }
+                row.seg_owner = Some(owner);
+                row.table_name = Some(name);
+                row.data_obj = Some(*object);
+                row.row_id = Some(row_id.clone());
+                row.sql_redo = Some(sql);
+            }
+        }
+        split_rows(row)
+    }
+}
+
+/// A row whose SQL_REDO is longer than 4000 bytes becomes CSF=1 rows and a last CSF=0 row with
+/// the same RS_ID and SSN.
+fn split_rows(row: MinedRow) -> Vec<MinedRow> {
+    let Some(sql) = row.sql_redo.as_deref() else {
+        return vec![row];
+    };
+    if sql.len() <= render::SQL_REDO_MAX_BYTES {
+        return vec![row];
+    }
+    let pieces: Vec<String> = render::split_csf(sql)
+        .into_iter()
+        .map(str::to_owned)
+        .collect();
+    let last = pieces.len() - 1;
+    pieces
+        .into_iter()
+        .enumerate()
+        .map(|(i, piece)| {
+            let mut r = row.clone();
+            r.sql_redo = Some(piece);
+            r.csf = i < last;
+            r
+        })
+        .collect()
+}

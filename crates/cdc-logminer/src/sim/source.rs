@@ -1,0 +1,867 @@
+//! [`SimSource`]: the simulator behind the [`RedoSource`] trait, with LogMiner's filtering,
+//! the log inventory of V$ARCHIVED_LOG/V$LOG, and faults on demand that fail the way Oracle
+//! fails.
+//!
+//! ```text
+//!   SimSource ── owns ──► SimDatabase (+ optional Workload, advanced on current_scn())
+//!      │ gate(call): disconnected? PDBs opening? a queued ORA fault for this call?
+//!      │ mine: session logs ──render──► rows ──bound, objects, users──► sink
+//!      └ faults: ORA-03113 / ORA-00028 / ORA-00310 mid-read, ORA-01291 at start, timeout
+//! ```
+
+use std::collections::{BTreeSet, VecDeque};
+use std::ops::ControlFlow;
+use std::time::Duration;
+
+use cdc_core::ora::OraCode;
+use cdc_core::{
+    ConId, MinedRow, ObjectId, Operation, RedoAddr, RedoThread, RsId, Scn, TableId, TableLayout,
+    Xid,
+};
+use serde::{Deserialize, Serialize};
+
+use super::SimError;
+use super::db::{DbOp, SimDatabase};
+use super::model::Organization;
+use super::workload::Workload;
+use crate::source::{
+    ActiveTransaction, CURRENT_LOG_NEXT_SCN, CaptureMode, CapturedObject, DatabaseIdentity,
+    DatabaseRole, LogFile, LogInventoryQuery, LogLocation, LogStatus, MineSummary, MiningQuery,
+    MiningWindow, NlsSettings, OpenMode, PdbInfo, RedoBound, RedoSource, RowSink, SegmentKind,
+    SessionRef, SourceError, TableFilter,
+};
+
+pub use crate::source::ORACLE_MAINTAINED_OWNERS;
+
+/// A call of the trait, for faults that target one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SourceCall {
+    Any,
+    Identity,
+    CurrentScn,
+    LogInventory,
+    ResolveObjects,
+    TableLayouts,
+    StartSession,
+    EndSession,
+    Mine,
+    ActiveTransactions,
+    SessionExists,
+    Nls,
+}
+
+/// A fault on demand. Each fails the way Oracle fails; they fire in the order queued.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Fault {
+    /// The connection drops after `after_rows` rows of the next mining query: ORA-03113, then
+    /// ORA-03114 on every call until `reconnect`.
+    DropConnection { after_rows: u64 },
+    /// The session is killed after `after_rows` rows of the next mining query: ORA-00028, then
+    /// ORA-03114 until `reconnect`.
+    KillSession { after_rows: u64 },
+    /// A log is switched (and the online log read is overwritten) after `after_rows` rows of
+    /// the next mining query: ORA-00310 with ORA-00334.
+    LogSwitchedWhileRead { after_rows: u64 },
+    /// The next `start_session` fails with ORA-01291 (the range is not covered yet).
+    MissingLogFile,
+    /// The next mining query takes this long; at or above its timeout it is cancelled.
+    SlowQuery { millis: u64 },
+    /// The instance restarts: the current call fails with ORA-03113; after `reconnect`, the
+    /// next `opening_calls` calls fail with ORA-16331 while the PDBs open.
+    InstanceRestart { opening_calls: u32 },
+    /// Any ORA error at the next call of the given kind.
+    Ora {
+        code: u32,
+        #[serde(default)]
+        message: Option<String>,
+        #[serde(default = "any_call")]
+        call: SourceCall,
+    },
+}
+
+fn any_call() -> SourceCall {
+    SourceCall::Any
+}
+
+#[derive(Debug, Clone)]
+struct SessionLog {
+    file: LogFile,
+    /// Index of the log in the database's list.
+    index: usize,
+}
+
+#[derive(Debug, Clone)]
+struct MinerSession {
+    logs: Vec<SessionLog>,
+}
+
+/// The simulator as a [`RedoSource`].
+#[derive(Debug)]
+pub struct SimSource {
+    db: SimDatabase,
+    workload: Option<Workload>,
+    /// Workload events applied at every `current_scn` call (a database that keeps working
+    /// between steps).
+    advance_per_poll: usize,
+    session: Option<MinerSession>,
+    faults: VecDeque<Fault>,
+    disconnected: bool,
+    restart_pending: Option<u32>,
+    opening_calls: u32,
+    mined_rows: u64,
+}
+
+fn ora(code: u32, text: String) -> SourceError {
+    SourceError::ora(OraCode(code), text)
+}
+
+impl SimSource {
+    pub fn new(db: SimDatabase) -> SimSource {
+        SimSource {
+            db,
+            workload: None,
+            advance_per_poll: 0,
+            session: None,
+            faults: VecDeque::new(),
+            disconnected: false,
+            restart_pending: None,
+            opening_calls: 0,
+            mined_rows: 0,
+        }
+    }
+
+    /// A source whose database runs `workload`, `per_poll` events at every `current_scn`.
+    pub fn with_workload(db: SimDatabase, workload: Workload, per_poll: usize) -> SimSource {
+        let mut s = SimSource::new(db);
+        s.workload = Some(workload);
+        s.advance_per_poll = per_poll;
+        s
+    }
+
+    pub fn database(&self) -> &SimDatabase {
+        &self.db
+    }
+
+    pub fn database_mut(&mut self) -> &mut SimDatabase {
+        &mut self.db
+    }
+
+    /// Applies an operation to the database (a scenario event or a semantic fault).
+    pub fn apply(&mut self, op: &DbOp) -> Result<(), SimError> {
+        self.db.apply(op)
+    }
+
+    /// Runs up to `events` workload events; false once the workload is done.
+    pub fn advance(&mut self, events: usize) -> Result<bool, SimError> {
+        let Some(w) = self.workload.as_mut() else {
+            return Ok(false);
+        };
+        for _ in 0..events {
+            if !w.step(&mut self.db)? {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+
+    /// Queues a fault.
+    pub fn inject(&mut self, fault: Fault) {
+        self.faults.push_back(fault);
+    }
+
+    /// Faults not fired yet.
+    pub fn pending_faults(&self) -> usize {
+        self.faults.len()
+    }
+
+    /// Rows handed to sinks so far.
+    pub fn mined_rows(&self) -> u64 {
+        self.mined_rows
+    }
+
+    fn first_pdb(&self) -> String {
+        self.db
+            .containers
+            .iter()
+            .find_map(|c| c.name.clone())
+            .unwrap_or_else(|| self.db.config.db_name.clone())
+    }
+
+    /// Refuses a call while disconnected or while the PDBs open; fires a queued ORA fault.
+    fn gate(&mut self, call: SourceCall) -> Result<(), SourceError> {
+        if self.disconnected {
+            return Err(ora(3114, "ORA-03114: not connected to ORACLE".into()));
+        }
+        if let Some(Fault::InstanceRestart { opening_calls }) = self.faults.front().cloned() {
+            self.faults.pop_front();
+            self.disconnected = true;
+            self.restart_pending = Some(opening_calls);
+            self.session = None;
+            return Err(ora(
+                3113,
+                "ORA-03113: end-of-file on communication channel\nProcess ID: 0\nSession ID: 0 Serial number: 0"
+                    .into(),
+            ));
+        }
+        if self.opening_calls > 0 && call != SourceCall::CurrentScn && call != SourceCall::Identity
+        {
+            self.opening_calls -= 1;
+            return Err(ora(
+                16331,
+                format!("ORA-16331: container {} is not open", self.first_pdb()),
+            ));
+        }
+        if let Some(Fault::Ora {
+            code,
+            message,
+            call: on,
+        }) = self.faults.front().cloned()
+            && (on == SourceCall::Any || on == call)
+        {
+            self.faults.pop_front();
+            let code = OraCode(code);
+            let text = message.unwrap_or_else(|| {
+                format!(
+                    "{code}: {}",
+                    code.name()
+                        .unwrap_or("simulated error")
+                        .to_ascii_lowercase()
+                        .replace('_', " ")
+                )
+            });
+            return Err(SourceError::ora(code, text));
+        }
+        Ok(())
+    }
+
+    fn dest_index(&self, destination: Option<&str>) -> Result<usize, SourceError> {
+        match destination {
+            None => Ok(0),
+            Some(name) => self
+                .db
+                .config
+                .archive_dests
+                .iter()
+                .position(|d| d.eq_ignore_ascii_case(name))
+                .ok_or_else(|| SourceError::Invalid {
+                    message: format!("no valid archive destination named {name}"),
+                }),
+        }
+    }
+
+    /// The inventory as V$ARCHIVED_LOG at one destination plus V$LOG.
+    fn inventory(&self, query: &LogInventoryQuery) -> Result<Vec<(usize, LogFile)>, SourceError> {
+        let dest = self.dest_index(query.destination.as_deref())?;
+        let dest_name = self
+            .db
+            .config
+            .archive_dests
+            .get(dest)
+            .cloned()
+            .unwrap_or_else(|| "LOG_ARCHIVE_DEST_1".into());
+        let mut out = Vec::new();
+        for thread in &self.db.threads {
+            let current = self
+                .db
+                .logs
+                .iter()
+                .enumerate()
+                .filter(|(_, l)| l.thread == *thread && l.incarnation == self.db.incarnation)
+                .map(|(i, _)| i)
+                .collect::<Vec<_>>();
+            let last = current.last().copied();
+            let previous = current.iter().rev().nth(1).copied();
+            for i in current {
+                let Some(log) = self.db.logs.get(i) else {
+                    continue;
+                };
+                let next = log.next_scn.unwrap_or(CURRENT_LOG_NEXT_SCN);
+                if next <= query.from {
+                    continue;
+                }
+                if let Some(copy) = log.copies.iter().find(|c| c.dest == dest) {
+                    out.push((
+                        i,
+                        LogFile {
+                            thread: log.thread,
+                            sequence: log.sequence,
+                            first_scn: log.first_scn,
+                            next_scn: next,
+                            status: if copy.deleted {
+                                LogStatus::Deleted
+                            } else {
+                                LogStatus::Available
+                            },
+                            archived: true,
+                            deleted: copy.deleted,
+                            name: Some(copy.name.clone()),
+                            location: LogLocation::Archived {
+                                dest_id: dest as u32 + 1,
+                                dest_name: dest_name.clone(),
+                            },
+                        },
+                    ));
+                } else if query.mode == CaptureMode::Online && log.online {
+                    let status = if Some(i) == last {
+                        LogStatus::Current
+                    } else if Some(i) == previous {
+                        LogStatus::Active
+                    } else {
+                        LogStatus::Inactive
+                    };
+                    out.push((
+                        i,
+                        LogFile {
+                            thread: log.thread,
+                            sequence: log.sequence,
+                            first_scn: log.first_scn,
+                            next_scn: next,
+                            status,
+                            archived: !log.copies.is_empty(),
+                            deleted: false,
+                            name: Some(log.online_name(&self.db.config.db_name)),
+                            location: LogLocation::Online { group: log.group },
+                        },
+                    ));
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    fn find_log(&self, file: &LogFile) -> Option<usize> {
+        self.db.logs.iter().position(|l| {
+            l.thread == file.thread
+                && l.sequence == file.sequence
+                && l.incarnation == self.db.incarnation
+        })
+    }
+}
+
+impl RedoSource for SimSource {
+    fn identity(&mut self) -> Result<DatabaseIdentity, SourceError> {
+        self.gate(SourceCall::Identity)?;
+        Ok(DatabaseIdentity {
+            dbid: self.db.dbid,
+            name: self.db.config.db_name.clone(),
+            resetlogs_scn: self.db.resetlogs_scn,
+            role: DatabaseRole::Primary,
+            open_mode: OpenMode::ReadWrite,
+            enabled_threads: self.db.threads.clone(),
+            is_cdb: !self.db.config.pdbs.is_empty(),
+            open_pdbs: self
+                .db
+                .containers
+                .iter()
+                .filter_map(|c| {
+                    c.name.as_ref().map(|n| PdbInfo {
+                        con_id: c.con,
+                        name: n.clone(),
+                        open_mode: if self.opening_calls > 0 {
+                            OpenMode::Mounted
+                        } else {
+                            OpenMode::ReadWrite
+                        },
+                    })
+                })
+                .collect(),
+        })
+    }
+
+    fn current_scn(&mut self) -> Result<Scn, SourceError> {
+        self.gate(SourceCall::CurrentScn)?;
+        if self.advance_per_poll > 0 {
+            let n = self.advance_per_poll;
+            self.advance(n).map_err(|e| SourceError::Invalid {
+                message: format!("simulated workload failed: {e}"),
+            })?;
+        }
+        Ok(self.db.current_scn())
+    }
+
+    fn log_inventory(&mut self, query: &LogInventoryQuery) -> Result<Vec<LogFile>, SourceError> {
+        self.gate(SourceCall::LogInventory)?;
+        Ok(self.inventory(query)?.into_iter().map(|(_, f)| f).collect())
+    }
+
+    fn resolve_objects(
+        &mut self,
+        filter: &TableFilter<'_>,
+    ) -> Result<Vec<CapturedObject>, SourceError> {
+        self.gate(SourceCall::ResolveObjects)?;
+        let mut out = Vec::new();
+        for c in &self.db.containers {
+            for t in c.tables.iter().filter(|t| !t.dropped && filter(&t.id)) {
+                match &t.organization {
+                    Organization::Heap => out.push(CapturedObject {
+                        con: c.con,
+                        object: t.object,
+                        table: t.id.clone(),
+                        segment: SegmentKind::Table,
+                    }),
+                    Organization::Iot => out.push(CapturedObject {
+                        con: c.con,
+                        object: t.iot_top.unwrap_or(t.object),
+                        table: t.id.clone(),
+                        segment: SegmentKind::IotTop(format!("SYS_IOT_TOP_{}", t.object.0)),
+                    }),
+                    Organization::Range { .. } => {
+                        for p in &t.partitions {
+                            out.push(CapturedObject {
+                                con: c.con,
+                                object: p.object,
+                                table: t.id.clone(),
+                                segment: SegmentKind::Partition(p.name.clone()),
+                            });
+                        }
+                    }
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    fn table_layouts(&mut self, tables: &[TableId]) -> Result<Vec<TableLayout>, SourceError> {
+        self.gate(SourceCall::TableLayouts)?;
+        let mut out = Vec::new();
+        for id in tables {
+            for c in &self.db.containers {
+                if c.name.as_deref() != id.pdb.as_deref() {
+                    continue;
+                }
+                if let Some(layout) = c
+                    .tables
+                    .iter()
+                    .rev()
+                    .find(|t| !t.dropped && &t.id == id)
+                    .and_then(|t| t.layout())
+                {
+                    out.push(layout.clone());
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    fn start_session(&mut self, window: &MiningWindow) -> Result<(), SourceError> {
+        self.gate(SourceCall::StartSession)?;
+        self.session = None;
+        if window.logs.is_empty() {
+            return Err(ora(
+                1292,
+                "ORA-01292: no log file has been specified for the current LogMiner session".into(),
+            ));
+        }
+        let mut names = BTreeSet::new();
+        let mut logs = Vec::new();
+        for file in &window.logs {
+            let name = file.name.clone().unwrap_or_default();
+            if !names.insert(name.clone()) {
+                return Err(ora(
+                    1289,
+                    format!("ORA-01289: cannot add duplicate logfile {name}"),
+                ));
+            }
+            let cannot_open = || {
+                ora(
+                    1284,
+                    format!(
+                        "ORA-01284: file {name} cannot be opened\nORA-00308: cannot open archived log '{name}'\nORA-27037: unable to obtain file status\nLinux-x86_64 Error: 2: No such file or directory"
+                    ),
+                )
+            };
+            let index = self.find_log(file).ok_or_else(cannot_open)?;
+            let log = self.db.logs.get(index).ok_or_else(cannot_open)?;
+            match &file.location {
+                LogLocation::Archived { dest_id, .. } => {
+                    let ok = log
+                        .copies
+                        .iter()
+                        .any(|c| c.dest + 1 == *dest_id as usize && !c.removed && !c.deleted);
+                    if !ok {
+                        return Err(cannot_open());
+                    }
+                }
+                LogLocation::Online { .. } => {
+                    if log.lost {
+                        return Err(cannot_open());
+                    }
+                }
+            }
+            logs.push(SessionLog {
+                file: file.clone(),
+                index,
+            });
+        }
+        if let Some(Fault::MissingLogFile) = self.faults.front() {
+            self.faults.pop_front();
+            return Err(ora(1291, "ORA-01291: missing log file\nORA-06512: at \"SYS.DBMS_LOGMNR\", line 72\nORA-06512: at line 1".into()));
+        }
+        let covered = window
+            .logs
+            .iter()
+            .any(|f| f.first_scn <= window.start_scn && window.start_scn < f.next_scn);
+        if !covered {
+            return Err(ora(1291, "ORA-01291: missing log file\nORA-06512: at \"SYS.DBMS_LOGMNR\", line 72\nORA-06512: at line 1".into()));
+        }
+        logs.sort_by_key(|l| (l.file.thread, l.file.sequence));
+        self.session = Some(MinerSession { logs });
+        Ok(())
+    }
+
+    fn end_session(&mut self) -> Result<(), SourceError> {
+        self.gate(SourceCall::EndSession)?;
+        self.session = None;
+        Ok(())
+    }
+
+    fn mine(
+        &mut self,
+        query: &MiningQuery,
+        sink: &mut RowSink<'_>,
+    ) -> Result<MineSummary, SourceError> {
+        self.gate(SourceCall::Mine)?;
+        let Some(session) = self.session.clone() else {
+            return Err(ora(
+                1306,
+                "ORA-01306: dbms_logmnr.start_logmnr() must be invoked before selecting from v$logmnr_contents".into(),
+            ));
+        };
+        if query.inlist_max > 1000 && query.objects.len() > 1000 {
+            return Err(ora(
+                1795,
+                "ORA-01795: maximum number of expressions in a list is 1000".into(),
+            ));
+        }
+        if let Some(Fault::SlowQuery { millis }) = self.faults.front().cloned() {
+            self.faults.pop_front();
+            if Duration::from_millis(millis) >= query.timeout {
+                return Err(SourceError::Timeout {
+                    after: query.timeout,
+                });
+            }
+        }
+        let mid_read = match self.faults.front() {
+            Some(
+                f @ (Fault::DropConnection { .. }
+                | Fault::KillSession { .. }
+                | Fault::LogSwitchedWhileRead { .. }),
+            ) => Some(f.clone()),
+            _ => None,
+        };
+        if mid_read.is_some() {
+            self.faults.pop_front();
+        }
+        let objects: BTreeSet<(ConId, ObjectId)> = query.objects.iter().copied().collect();
+        let excluded: BTreeSet<&str> = query.excluded_users.iter().map(String::as_str).collect();
+
+        // the rows of every thread, in redo order, with MISSING_SCN rows at gaps
+        let mut per_thread: Vec<(RedoThread, Vec<MinedRow>)> = Vec::new();
+        let mut failure = None;
+        let mut last_seq: Vec<(RedoThread, u32)> = Vec::new();
+        for log in &session.logs {
+            let Some(db_log) = self.db.logs.get(log.index) else {
+                continue;
+            };
+            if matches!(log.file.location, LogLocation::Online { .. }) && !db_log.online {
+                let newer = self
+                    .db
+                    .logs
+                    .iter()
+                    .filter(|l| l.thread == db_log.thread && l.group == db_log.group && l.online)
+                    .map(|l| l.sequence)
+                    .max()
+                    .unwrap_or(db_log.sequence + 1);
+                failure = Some((
+                    per_thread.iter().map(|(_, r)| r.len()).sum::<usize>(),
+                    ora(
+                        310,
+                        format!(
+                            "ORA-00310: archived log contains sequence {newer}; sequence {} required\nORA-00334: archived log: '{}'",
+                            db_log.sequence,
+                            db_log.online_name(&self.db.config.db_name)
+                        ),
+                    ),
+                ));
+                break;
+            }
+            let rows: &mut Vec<MinedRow> =
+                match per_thread.iter_mut().position(|(t, _)| *t == db_log.thread) {
+                    Some(i) => &mut per_thread[i].1,
+                    None => {
+                        per_thread.push((db_log.thread, Vec::new()));
+                        let last = per_thread.len() - 1;
+                        &mut per_thread[last].1
+                    }
+                };
+            let prev = last_seq
+                .iter()
+                .find(|(t, _)| *t == db_log.thread)
+                .map(|(_, s)| *s);
+            last_seq.retain(|(t, _)| *t != db_log.thread);
+            last_seq.push((db_log.thread, db_log.sequence));
+            if let Some(prev_seq) = prev
+                && db_log.sequence > prev_seq + 1
+            {
+                let mut gap = MinedRow::new(
+                    db_log.first_scn,
+                    RsId::new(db_log.sequence, 1, 16),
+                    0,
+                    Xid::ZERO,
+                    Operation::MissingScn,
+                );
+                gap.status = cdc_core::change::status::HOLE_IN_LOGSTREAM;
+                gap.thread = db_log.thread;
+                rows.push(gap);
+            }
+            for placed in &db_log.records {
+                rows.extend(self.db.render(placed, db_log.thread));
+            }
+        }
+        // LogMiner merges threads by SCN; within a thread the order is the log's
+        let merged = merge_threads(per_thread);
+
+        let mut summary = MineSummary {
+            rows: 0,
+            last: None,
+            stopped_by_sink: false,
+        };
+        let mut reached = matches!(query.from, RedoBound::Start);
+        let fail_at = failure.as_ref().map(|(n, _)| *n);
+        for (i, row) in merged.into_iter().enumerate() {
+            if fail_at == Some(i) {
+                break;
+            }
+            let addr = RedoAddr::new(row.rs_id, row.ssn).ok();
+            match addr {
+                Some(a) => {
+                    if query.from.reached_by(a) {
+                        reached = true;
+                    }
+                    if !query.from.admits(a) {
+                        continue;
+                    }
+                }
+                None if !reached => continue,
+                None => {}
+            }
+            let keep = match row.operation {
+                Operation::Start
+                | Operation::Commit
+                | Operation::Rollback
+                | Operation::MissingScn => true,
+                Operation::Ddl => {
+                    row.seg_owner
+                        .as_deref()
+                        .is_none_or(|o| !ORACLE_MAINTAINED_OWNERS.contains(&o))
+                        && row
+                            .info
+                            .as_deref()
+                            .is_none_or(|i| !i.starts_with("INTERNAL DDL"))
+                        && row
+                            .username
+                            .as_deref()
+                            .is_none_or(|u| !excluded.contains(u))
+                }
+                _ => {
+                    row.data_obj
+                        .is_some_and(|o| objects.contains(&(row.src_con_id, o)))
+                        && row
+                            .username
+                            .as_deref()
+                            .is_none_or(|u| !excluded.contains(u))
+                }
+            };
+            if !keep {
+                continue;
+            }
+            if let Some(f) = &mid_read {
+                let after = match f {
+                    Fault::DropConnection { after_rows }
+                    | Fault::KillSession { after_rows }
+                    | Fault::LogSwitchedWhileRead { after_rows } => *after_rows,
+                    _ => u64::MAX,
+                };
+                if summary.rows >= after {
+                    return Err(self.fail_mid_read(f));
+                }
+            }
+            if let Some(a) = addr {
+                summary.last = Some(a);
+            }
+            summary.rows += 1;
+            self.mined_rows += 1;
+            if sink(row).is_break() {
+                summary.stopped_by_sink = true;
+                return Ok(summary);
+            }
+        }
+        if let Some(f) = &mid_read {
+            return Err(self.fail_mid_read(f));
+        }
+        if let Some((_, e)) = failure {
+            return Err(e);
+        }
+        Ok(summary)
+    }
+
+    fn active_transactions(&mut self) -> Result<Vec<ActiveTransaction>, SourceError> {
+        self.gate(SourceCall::ActiveTransactions)?;
+        Ok(self
+            .db
+            .open_transactions()
+            .into_iter()
+            .map(|(_, s, xid, start_scn)| ActiveTransaction {
+                con: self
+                    .db
+                    .containers
+                    .get(s.con)
+                    .map(|c| c.con)
+                    .unwrap_or_default(),
+                xid,
+                start_scn,
+                session: Some(SessionRef {
+                    sid: s.sid,
+                    serial: s.serial,
+                }),
+                username: Some(s.user.clone()),
+            })
+            .collect())
+    }
+
+    fn session_exists(&mut self, session: SessionRef) -> Result<bool, SourceError> {
+        self.gate(SourceCall::SessionExists)?;
+        Ok(self.db.session_alive(session.sid, session.serial))
+    }
+
+    fn nls(&mut self) -> Result<NlsSettings, SourceError> {
+        self.gate(SourceCall::Nls)?;
+        Ok(NlsSettings::engine())
+    }
+
+    fn reconnect(&mut self) -> Result<(), SourceError> {
+        self.disconnected = false;
+        self.session = None;
+        if let Some(n) = self.restart_pending.take() {
+            self.opening_calls = n;
+        }
+        Ok(())
+    }
+}
+
+impl SimSource {
+    fn fail_mid_read(&mut self, fault: &Fault) -> SourceError {
+        match fault {
+            Fault::DropConnection { .. } => {
+                self.disconnected = true;
+                self.session = None;
+                ora(
+                    3113,
+                    "ORA-03113: end-of-file on communication channel\nProcess ID: 0\nSession ID: 0 Serial number: 0".into(),
+                )
+            }
+            Fault::KillSession { .. } => {
+                self.disconnected = true;
+                self.session = None;
+                ora(28, "ORA-00028: your session has been killed".into())
+            }
+            _ => {
+                let seq = self
+                    .session
+                    .as_ref()
+                    .and_then(|s| s.logs.last())
+                    .map(|l| l.file.sequence)
+                    .unwrap_or(1);
+                let name = self
+                    .session
+                    .as_ref()
+                    .and_then(|s| s.logs.last())
+                    .and_then(|l| l.file.name.clone())
+                    .unwrap_or_default();
+                let _ = self.db.apply(&DbOp::LogSwitch);
+                ora(
+                    310,
+                    format!(
+                        "ORA-00310: archived log contains sequence {}; sequence {seq} required\nORA-00334: archived log: '{name}'",
+                        seq + self.db.config.online_groups.max(2)
+                    ),
+                )
+            }
+        }
+    }
+}
+
+/// Merges the threads' rows by SCN, keeping each thread's own order.
+fn merge_threads(mut per_thread: Vec<(RedoThread, Vec<MinedRow>)>) -> Vec<MinedRow> {
+    if per_thread.len() <= 1 {
+        return per_thread.pop().map(|(_, r)| r).unwrap_or_default();
+    }
+    let total = per_thread.iter().map(|(_, r)| r.len()).sum();
+    let mut out = Vec::with_capacity(total);
+    let mut iters: Vec<std::iter::Peekable<std::vec::IntoIter<MinedRow>>> = per_thread
+        .into_iter()
+        .map(|(_, r)| r.into_iter().peekable())
+        .collect();
+    loop {
+        let next = iters
+            .iter_mut()
+            .enumerate()
+            .filter_map(|(i, it)| it.peek().map(|r| (r.scn, i)))
+            .min();
+        let Some((_, i)) = next else {
+            break;
+        };
+        if let Some(row) = iters.get_mut(i).and_then(|it| it.next()) {
+            out.push(row);
+        }
+    }
+    out
+}
+
+/// The log window and query an engine step would use: every listed log, from the first.
+pub fn whole_window(logs: &[LogFile]) -> MiningWindow {
+    MiningWindow {
+        start_scn: logs.first().map(|l| l.first_scn).unwrap_or_default(),
+        logs: logs.to_vec(),
+    }
+}
+
+/// A mining query for the given objects, no users excluded, a 10 minute timeout.
+pub fn query_for(from: RedoBound, objects: Vec<(ConId, ObjectId)>) -> MiningQuery {
+    MiningQuery {
+        from,
+        objects,
+        excluded_users: Vec::new(),
+        inlist_max: 1000,
+        timeout: Duration::from_secs(600),
+    }
+}
+
+/// Mines everything currently in the logs (online mode) into a vector, for tests and the dump.
+pub fn mine_all(
+    source: &mut SimSource,
+    capture: &TableFilter<'_>,
+    excluded_users: &[String],
+) -> Result<Vec<MinedRow>, SourceError> {
+    let logs = source.log_inventory(&LogInventoryQuery {
+        from: Scn(0),
+        mode: CaptureMode::Online,
+        destination: None,
+    })?;
+    let objects: Vec<(ConId, ObjectId)> = source
+        .resolve_objects(capture)?
+        .into_iter()
+        .map(|o| (o.con, o.object))
+        .collect();
+    source.start_session(&whole_window(&logs))?;
+    let mut query = query_for(RedoBound::Start, objects);
+    query.excluded_users = excluded_users.to_vec();
+    let mut rows = Vec::new();
+    source.mine(&query, &mut |row| {
+        rows.push(row);
+        ControlFlow::Continue(())
+    })?;
+    Ok(rows)
+}

@@ -1,0 +1,704 @@
+//! The seeded workload generator: concurrent sessions in one or more containers doing inserts,
+//! updates, deletes and key changes over the standard tables, with savepoints and partial
+//! rollbacks, full rollbacks, failed statements, multi-row statements, an excluded user, long
+//! and huge transactions, DDL (CREATE TABLE, ADD COLUMN, TRUNCATE, ADD PARTITION) and log
+//! switches — one [`DbOp`] per step, so a source can run it while the engine mines.
+
+use std::collections::BTreeMap;
+
+use cdc_core::{ColumnDef, ColumnType, Decimal, OracleDateTime, TimeZone, Value};
+use serde::{Deserialize, Serialize};
+
+use super::SimError;
+use super::clock::datetime_from_epoch_nanos;
+use super::db::{DbOp, RowSel, SimDatabase};
+use super::model::{ColumnSpec, Organization, TableSpec};
+use super::rng::SimRng;
+use super::scenario::ScriptedEvents;
+use super::source::Fault;
+
+/// What the generator does. Weights are relative; rates are per transaction or per step.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct WorkloadConfig {
+    pub seed: u64,
+    /// Row changes to make (committed or not); then every open transaction ends.
+    pub changes: u64,
+    pub sessions: u32,
+    pub max_rows_per_tx: u32,
+    pub insert_weight: f64,
+    pub update_weight: f64,
+    pub delete_weight: f64,
+    pub key_change_weight: f64,
+    /// Per transaction: a savepoint and a rollback to it.
+    pub savepoint_rollback_rate: f64,
+    /// Per transaction: it ends in ROLLBACK.
+    pub full_rollback_rate: f64,
+    /// Per statement: it fails (constraint violation) and is undone at once.
+    pub failed_statement_rate: f64,
+    /// Per UPDATE/DELETE: it touches two rows in one statement (one RS_ID, two SSNs).
+    pub multi_row_rate: f64,
+    /// Per step: a DDL statement.
+    pub ddl_rate: f64,
+    /// A user whose transactions a test excludes (`cdc.users.exclude`).
+    pub excluded_user: Option<String>,
+    pub excluded_user_rate: f64,
+    /// Per INSERT into APP.EVENTS: a NOTE long enough to need CSF rows.
+    pub long_text_rate: f64,
+    /// One transaction stays open from the start to the end of the run.
+    pub long_transaction: bool,
+    /// One transaction inserts this many rows (0 = none).
+    pub huge_transaction_rows: u64,
+    /// Think time between steps, up to this many milliseconds.
+    pub think_millis: u64,
+    /// Per step: an explicit log switch (besides the switches of full logs).
+    pub log_switch_rate: f64,
+}
+
+impl Default for WorkloadConfig {
+    fn default() -> Self {
+        WorkloadConfig {
+            seed: 1,
+            changes: 1000,
+            sessions: 4,
+            max_rows_per_tx: 4,
+            insert_weight: 3.0,
+            update_weight: 4.0,
+            delete_weight: 3.0,
+            key_change_weight: 0.5,
+            savepoint_rollback_rate: 0.1,
+            full_rollback_rate: 0.05,
+            failed_statement_rate: 0.02,
+            multi_row_rate: 0.05,
+            ddl_rate: 0.002,
+            excluded_user: Some("ETL_BATCH".into()),
+            excluded_user_rate: 0.1,
+            long_text_rate: 0.02,
+            long_transaction: false,
+            huge_transaction_rows: 0,
+            think_millis: 200,
+            log_switch_rate: 0.001,
+        }
+    }
+}
+
+/// What one step did.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Step {
+    Applied,
+    /// A scripted fault to queue on the source.
+    Fault(Fault),
+    Done,
+}
+
+/// A workload: the random generator or a scripted scenario.
+#[derive(Debug, Clone)]
+pub enum Workload {
+    Random(Box<RandomWorkload>),
+    Script(ScriptedEvents),
+}
+
+impl Workload {
+    pub fn random(config: WorkloadConfig) -> Workload {
+        Workload::Random(Box::new(RandomWorkload::new(config)))
+    }
+
+    /// One step; `Ok(false)` once done. Scripted faults are dropped here; use
+    /// [`Workload::step_full`] to see them.
+    pub fn step(&mut self, db: &mut SimDatabase) -> Result<bool, SimError> {
+        Ok(!matches!(self.step_full(db)?, Step::Done))
+    }
+
+    pub fn step_full(&mut self, db: &mut SimDatabase) -> Result<Step, SimError> {
+        match self {
+            Workload::Random(w) => w.step(db),
+            Workload::Script(s) => s.step(db),
+        }
+    }
+
+    /// Runs to the end.
+    pub fn run(&mut self, db: &mut SimDatabase) -> Result<Vec<Fault>, SimError> {
+        let mut faults = Vec::new();
+        loop {
+            match self.step_full(db)? {
+                Step::Done => return Ok(faults),
+                Step::Fault(f) => faults.push(f),
+                Step::Applied => {}
+            }
+        }
+    }
+}
+
+#[derive(Debug, Clone, Default)]
+struct SessionPlan {
+    rows_left: u32,
+    rollback: bool,
+    savepoint_done: bool,
+    savepoint_at: Option<u32>,
+}
+
+/// The seeded random workload.
+#[derive(Debug, Clone)]
+pub struct RandomWorkload {
+    config: WorkloadConfig,
+    rng: SimRng,
+    changes: u64,
+    plans: BTreeMap<String, SessionPlan>,
+    next_ids: BTreeMap<(usize, String), i64>,
+    created: u32,
+    added_columns: u32,
+    huge_left: u64,
+    finishing: bool,
+}
+
+const LONG: &str = "LONG_TX";
+const HUGE: &str = "HUGE_TX";
+
+impl RandomWorkload {
+    pub fn new(config: WorkloadConfig) -> RandomWorkload {
+        RandomWorkload {
+            rng: SimRng::new(config.seed ^ 0x57AB_1E00),
+            huge_left: config.huge_transaction_rows,
+            config,
+            changes: 0,
+            plans: BTreeMap::new(),
+            next_ids: BTreeMap::new(),
+            created: 0,
+            added_columns: 0,
+            finishing: false,
+        }
+    }
+
+    fn next_id(&mut self, con: usize, table: &str) -> i64 {
+        let id = self.next_ids.entry((con, table.to_owned())).or_insert(1);
+        let v = *id;
+        *id += 1;
+        v
+    }
+
+    fn step(&mut self, db: &mut SimDatabase) -> Result<Step, SimError> {
+        let think = self.rng.below(self.config.think_millis + 1);
+        db.apply(&DbOp::Tick { millis: think })?;
+        if (self.changes >= self.config.changes && self.huge_left == 0) || self.finishing {
+            self.finishing = true;
+            // end the open transactions one per step, then stop
+            let open: Vec<String> = db
+                .sessions
+                .iter()
+                .filter(|(n, s)| !n.starts_with("__") && s_has_tx(s))
+                .map(|(n, _)| n.clone())
+                .collect();
+            return match open.first() {
+                Some(name) => {
+                    let rollback = self.plans.get(name).is_some_and(|p| p.rollback);
+                    let session = name.clone();
+                    db.apply(&if rollback {
+                        DbOp::Rollback { session }
+                    } else {
+                        DbOp::Commit { session }
+                    })?;
+                    Ok(Step::Applied)
+                }
+                None => Ok(Step::Done),
+            };
+        }
+        if self.config.long_transaction && !db.sessions.contains_key(LONG) {
+            let pdb = db.containers.first().and_then(|c| c.name.clone());
+            db.apply(&DbOp::Begin {
+                session: LONG.into(),
+                pdb,
+                user: Some("APP".into()),
+                private_strand: Some(true),
+            })?;
+            self.dml(db, LONG, "APP.EVENTS")?;
+            return Ok(Step::Applied);
+        }
+        if self.huge_left > 0 {
+            if !db.sessions.contains_key(HUGE) {
+                let pdb = db.containers.first().and_then(|c| c.name.clone());
+                db.apply(&DbOp::Begin {
+                    session: HUGE.into(),
+                    pdb,
+                    user: Some("APP".into()),
+                    private_strand: Some(false),
+                })?;
+            }
+            self.dml_insert(db, HUGE, "APP.EVENTS")?;
+            self.huge_left -= 1;
+            if self.huge_left == 0 {
+                db.apply(&DbOp::Commit {
+                    session: HUGE.into(),
+                })?;
+            }
+            return Ok(Step::Applied);
+        }
+        if self.rng.chance(self.config.log_switch_rate) {
+            db.apply(&DbOp::LogSwitch)?;
+            return Ok(Step::Applied);
+        }
+        if self.rng.chance(self.config.ddl_rate) {
+            self.ddl(db)?;
+            return Ok(Step::Applied);
+        }
+        if self.config.long_transaction && self.rng.chance(0.01) {
+            self.dml(db, LONG, "APP.EVENTS")?;
+            return Ok(Step::Applied);
+        }
+        let n = self.config.sessions.max(1);
+        let session = format!("S{}", 1 + self.rng.below(u64::from(n)));
+        if db.tx_changes(&session).is_none() || !self.plans.contains_key(&session) {
+            // a new transaction: container, user, size, fate
+            let pdb = if db.containers.len() > 1 {
+                let i = self.rng.below(db.containers.len() as u64) as usize;
+                db.containers.get(i).and_then(|c| c.name.clone())
+            } else {
+                db.containers.first().and_then(|c| c.name.clone())
+            };
+            let user = match &self.config.excluded_user {
+                Some(u) if self.rng.chance(self.config.excluded_user_rate) => u.clone(),
+                _ => "APP".into(),
+            };
+            db.apply(&DbOp::Begin {
+                session: session.clone(),
+                pdb,
+                user: Some(user),
+                private_strand: None,
+            })?;
+            let rows = 1 + self
+                .rng
+                .below(u64::from(self.config.max_rows_per_tx.max(1)))
+                as u32;
+            let savepoint_at = self
+                .rng
+                .chance(self.config.savepoint_rollback_rate)
+                .then(|| self.rng.below(u64::from(rows)) as u32);
+            self.plans.insert(
+                session.clone(),
+                SessionPlan {
+                    rows_left: rows,
+                    rollback: self.rng.chance(self.config.full_rollback_rate),
+                    savepoint_done: false,
+                    savepoint_at,
+                },
+            );
+        }
+        let plan = self.plans.get(&session).cloned().unwrap_or_default();
+        if plan.rows_left == 0 {
+            self.plans.remove(&session);
+            db.apply(&if plan.rollback {
+                DbOp::Rollback { session }
+            } else {
+                DbOp::Commit { session }
+            })?;
+            return Ok(Step::Applied);
+        }
+        if let Some(at) = plan.savepoint_at
+            && !plan.savepoint_done
+        {
+            if plan.rows_left == at + 1 && db.tx_has_savepoint(&session).is_none() {
+                db.apply(&DbOp::Savepoint {
+                    session: session.clone(),
+                    name: "SP1".into(),
+                })?;
+            } else if db.tx_has_savepoint(&session).is_some() && plan.rows_left <= at {
+                db.apply(&DbOp::RollbackTo {
+                    session: session.clone(),
+                    name: "SP1".into(),
+                })?;
+                if let Some(p) = self.plans.get_mut(&session) {
+                    p.savepoint_done = true;
+                }
+                return Ok(Step::Applied);
+            }
+        }
+        let table = self.pick_table(db, &session);
+        self.dml(db, &session, &table)?;
+        if let Some(p) = self.plans.get_mut(&session) {
+            p.rows_left = p.rows_left.saturating_sub(1);
+        }
+        Ok(Step::Applied)
+    }
+
+    fn pick_table(&mut self, db: &SimDatabase, session: &str) -> String {
+        let con = db.session_con(session).unwrap_or(0);
+        let names: Vec<String> = db
+            .containers
+            .get(con)
+            .map(|c| {
+                c.tables
+                    .iter()
+                    .filter(|t| !t.dropped)
+                    .map(|t| format!("{}.{}", t.id.owner, t.id.table))
+                    .collect()
+            })
+            .unwrap_or_default();
+        self.rng
+            .pick(&names)
+            .cloned()
+            .unwrap_or_else(|| "APP.CUSTOMERS".into())
+    }
+
+    /// One DML statement by the weights; falls back to an insert when no row is free.
+    fn dml(&mut self, db: &mut SimDatabase, session: &str, table: &str) -> Result<(), SimError> {
+        let c = &self.config;
+        let choice = self
+            .rng
+            .weighted(&[
+                c.insert_weight,
+                c.update_weight,
+                c.delete_weight,
+                c.key_change_weight,
+            ])
+            .unwrap_or(0);
+        let t = db.find_table(Some(session), table)?;
+        let free: Vec<String> = db
+            .containers
+            .get(t.0)
+            .and_then(|c| c.tables.get(t.1))
+            .map(|tb| {
+                tb.rows
+                    .keys()
+                    .filter(|r| !db.locked_by_other(session, t, r))
+                    .cloned()
+                    .collect()
+            })
+            .unwrap_or_default();
+        if choice == 0 || free.is_empty() {
+            return self.dml_insert(db, session, table);
+        }
+        let mut rows = vec![RowSel::RowId(
+            self.rng.pick(&free).cloned().unwrap_or_default(),
+        )];
+        if free.len() > 1 && self.rng.chance(self.config.multi_row_rate) {
+            let other = self.rng.pick(&free).cloned().unwrap_or_default();
+            if RowSel::RowId(other.clone()) != rows[0] {
+                rows.push(RowSel::RowId(other));
+            }
+        }
+        let (layout, key, partitioned) =
+            match db.containers.get(t.0).and_then(|c| c.tables.get(t.1)) {
+                Some(tb) => (
+                    tb.layout().cloned(),
+                    tb.layout().map(|l| l.key.clone()).unwrap_or_default(),
+                    matches!(tb.organization, Organization::Range { .. }),
+                ),
+                None => (None, Vec::new(), false),
+            };
+        let Some(layout) = layout else {
+            return Ok(());
+        };
+        let session_s = session.to_owned();
+        let result = match choice {
+            2 => db.apply(&DbOp::Delete {
+                session: session_s,
+                table: table.to_owned(),
+                rows,
+            }),
+            3 if key.len() == 1 && !partitioned && rows.len() == 1 => {
+                // a key change
+                let id = self.next_id(t.0, table) + 1_000_000;
+                let col = layout.column(&key[0]).cloned();
+                let value = match col.map(|c| c.data_type) {
+                    Some(ColumnType::Number) => Value::Number(Decimal::new(i128::from(id), 0)),
+                    _ => Value::Text(format!("K{id}")),
+                };
+                db.apply(&DbOp::Update {
+                    session: session_s,
+                    table: table.to_owned(),
+                    rows,
+                    set: vec![(key[0].clone(), value)],
+                })
+            }
+            _ => {
+                let candidates: Vec<&ColumnDef> = layout
+                    .columns
+                    .iter()
+                    .filter(|c| !key.contains(&c.name))
+                    .collect();
+                if candidates.is_empty() {
+                    return self.dml_insert(db, session, table);
+                }
+                let k = 1 + self.rng.below(candidates.len().min(3) as u64) as usize;
+                let mut set = Vec::new();
+                for _ in 0..k {
+                    if let Some(c) = self.rng.pick(&candidates).copied()
+                        && !set.iter().any(|(n, _): &(String, Value)| n == &c.name)
+                    {
+                        let v = self.value(db, c, None);
+                        set.push((c.name.clone(), v));
+                    }
+                }
+                db.apply(&DbOp::Update {
+                    session: session_s,
+                    table: table.to_owned(),
+                    rows,
+                    set,
+                })
+            }
+        };
+        match result {
+            Ok(()) => {
+                self.changes += 1;
+                Ok(())
+            }
+            // a row another session locked meanwhile, a partition move: skip the statement
+            Err(SimError::Busy(_)) | Err(SimError::Ora(..)) => Ok(()),
+            Err(e) => Err(e),
+        }
+    }
+
+    fn dml_insert(
+        &mut self,
+        db: &mut SimDatabase,
+        session: &str,
+        table: &str,
+    ) -> Result<(), SimError> {
+        let t = db.find_table(Some(session), table)?;
+        let Some(tb) = db.containers.get(t.0).and_then(|c| c.tables.get(t.1)) else {
+            return Ok(());
+        };
+        let Some(layout) = tb.layout().cloned() else {
+            return Ok(());
+        };
+        let partition_bound = tb.partitions.last().and_then(|p| p.less_than);
+        let partitions = tb.partitions.len();
+        let id = self.next_id(t.0, table);
+        if let Some(bound) = partition_bound
+            && id >= bound
+        {
+            // the range table needs its next partition first
+            let qualified = match db.containers.get(t.0).and_then(|c| c.name.clone()) {
+                Some(pdb) => format!("{pdb}.{table}"),
+                None => table.to_owned(),
+            };
+            let op = DbOp::AddPartition {
+                table: qualified,
+                name: format!("P{}", partitions + 1),
+                less_than: Some(bound + 100),
+            };
+            if db.apply(&op).is_err() {
+                return Ok(());
+            }
+        }
+        let mut row = Vec::new();
+        for c in &layout.columns {
+            let key = layout.key.contains(&c.name) || (layout.key.is_empty() && c.position == 1);
+            let v = if key {
+                match c.data_type {
+                    ColumnType::Number => Value::Number(Decimal::new(i128::from(id), 0)),
+                    _ => Value::Text(format!("C{id}")),
+                }
+            } else if c.name == "NOTE" && self.rng.chance(self.config.long_text_rate) {
+                let n = 3000 + self.rng.below(990) as usize;
+                Value::Text(self.text(n))
+            } else {
+                self.value(db, c, None)
+            };
+            row.push((c.name.clone(), v));
+        }
+        let fails = self.rng.chance(self.config.failed_statement_rate);
+        match db.apply(&DbOp::Insert {
+            session: session.to_owned(),
+            table: table.to_owned(),
+            row,
+            fails,
+        }) {
+            Ok(()) => {
+                self.changes += 1;
+                Ok(())
+            }
+            Err(SimError::Busy(_)) | Err(SimError::Ora(..)) => Ok(()),
+            Err(e) => Err(e),
+        }
+    }
+
+    fn ddl(&mut self, db: &mut SimDatabase) -> Result<(), SimError> {
+        let con = self.rng.below(db.containers.len().max(1) as u64) as usize;
+        let pdb = db.containers.get(con).and_then(|c| c.name.clone());
+        let qualify = |t: &str| match &pdb {
+            Some(p) => format!("{p}.{t}"),
+            None => t.to_owned(),
+        };
+        let result = match self.rng.below(3) {
+            0 => {
+                self.created += 1;
+                let spec = TableSpec {
+                    pdb: pdb.clone(),
+                    owner: "APP".into(),
+                    name: format!("NEW_T{}", self.created),
+                    columns: vec![
+                        ColumnSpec {
+                            name: "ID".into(),
+                            data_type: "NUMBER(10)".into(),
+                            nullable: false,
+                        },
+                        ColumnSpec {
+                            name: "V".into(),
+                            data_type: "VARCHAR2(50)".into(),
+                            nullable: true,
+                        },
+                    ],
+                    primary_key: vec!["ID".into()],
+                    organization: Organization::Heap,
+                };
+                db.apply(&DbOp::CreateTable {
+                    user: Some("APP".into()),
+                    spec,
+                })
+            }
+            1 if self.added_columns < 4 => {
+                self.added_columns += 1;
+                db.apply(&DbOp::AddColumn {
+                    table: qualify("APP.CUSTOMERS"),
+                    column: ColumnSpec {
+                        name: format!("EXTRA_{}", self.added_columns),
+                        data_type: "VARCHAR2(30)".into(),
+                        nullable: true,
+                    },
+                })
+            }
+            _ => db.apply(&DbOp::Truncate {
+                table: qualify("HR.AUDIT_LOG"),
+            }),
+        };
+        match result {
+            Ok(()) | Err(SimError::Ora(..)) => Ok(()),
+            Err(e) => Err(e),
+        }
+    }
+
+    fn text(&mut self, len: usize) -> String {
+        const WORDS: &[&str] = &[
+            "alpha",
+            "beta",
+            "O'Brien",
+            "gamma",
+            "delta",
+            "x",
+            "lorem",
+            "ipsum",
+            "it''s",
+            "%",
+            "a,b",
+            "semi;colon",
+            "tab\tbed",
+            "new\nline",
+            "quote\"d",
+        ];
+        let mut out = String::with_capacity(len + 8);
+        while out.len() < len {
+            if !out.is_empty() {
+                out.push(' ');
+            }
+            out.push_str(self.rng.pick(WORDS).copied().unwrap_or("x"));
+        }
+        out.truncate(len);
+        out
+    }
+
+    fn national(&mut self, len: usize) -> String {
+        const PARTS: &[&str] = &[
+            "nch\u{e1}r",
+            "\u{fc}ber",
+            "caf\u{e9}",
+            "\u{65e5}\u{672c}",
+            "\u{1F600}",
+            "plain",
+            "O'K",
+            "back\\slash",
+        ];
+        let mut out = String::new();
+        while out.chars().count() < len {
+            out.push_str(self.rng.pick(PARTS).copied().unwrap_or("x"));
+        }
+        out.chars().take(len).collect()
+    }
+
+    /// A value for a column, drawn from the seed.
+    fn value(&mut self, db: &SimDatabase, c: &ColumnDef, _hint: Option<i64>) -> Value {
+        if c.nullable && self.rng.chance(0.08) {
+            return Value::Null;
+        }
+        let now = db.clock.epoch_nanos();
+        let r = &mut self.rng;
+        match c.data_type {
+            ColumnType::Number | ColumnType::Float => {
+                let scale = c.scale.unwrap_or(r.range(0, 6) as i16).max(0);
+                let digits = c.precision.map(|p| u32::from(p).min(18)).unwrap_or(12);
+                let max = 10i128.pow(digits.saturating_sub(1).max(1));
+                let mut unscaled = r.below(max as u64) as i128;
+                if r.chance(0.2) {
+                    unscaled = -unscaled;
+                }
+                Value::Number(Decimal::new(unscaled, scale))
+            }
+            ColumnType::BinaryDouble => {
+                let exp = r.range(0, 20) as i32 - 10;
+                let sign = if r.chance(0.3) { -1.0 } else { 1.0 };
+                Value::BinaryDouble(sign * (1.0 + r.unit()) * 10f64.powi(exp))
+            }
+            ColumnType::BinaryFloat => Value::BinaryFloat(((r.unit() - 0.3) * 1e6) as f32),
+            ColumnType::Char => {
+                let n = r.range(1, u64::from(c.length.clamp(1, 8))) as usize;
+                Value::Text(self.text(n).replace(['\n', '\t'], " ").trim().to_owned())
+            }
+            ColumnType::NChar | ColumnType::NVarchar2 | ColumnType::NClob => {
+                let n = r.range(1, u64::from(c.length.clamp(1, 20))) as usize;
+                Value::Text(self.national(n))
+            }
+            ColumnType::Varchar2 | ColumnType::Long => {
+                let n = r.range(1, u64::from(c.length.clamp(1, 40))) as usize;
+                Value::Text(self.text(n))
+            }
+            ColumnType::Clob => {
+                let n = r.range(1, 2000) as usize;
+                Value::Text(self.text(n))
+            }
+            ColumnType::Raw | ColumnType::Blob | ColumnType::LongRaw => {
+                let n = r.range(1, u64::from(c.length.clamp(1, 16)));
+                Value::Raw((0..n).map(|_| r.below(256) as u8).collect())
+            }
+            ColumnType::Date => {
+                let t = datetime_from_epoch_nanos(
+                    now - i128::from(r.below(400 * 86_400)) * 1_000_000_000,
+                );
+                Value::Date(OracleDateTime { nanos: 0, ..t })
+            }
+            ColumnType::Timestamp | ColumnType::TimestampLtz | ColumnType::TimestampTz => {
+                let scale = c.scale.unwrap_or(6).clamp(0, 9) as u32;
+                let unit = 10i128.pow(9 - scale);
+                let nanos = now - i128::from(r.below(86_400_000_000_000));
+                let t = datetime_from_epoch_nanos(nanos - nanos.rem_euclid(unit));
+                match c.data_type {
+                    ColumnType::Timestamp => Value::Timestamp(t),
+                    ColumnType::TimestampLtz => Value::TimestampLtz(t),
+                    _ => {
+                        let zones = [0i16, 330, -300, 60, -90, 545];
+                        Value::TimestampTz(
+                            t,
+                            TimeZone::Offset(r.pick(&zones).copied().unwrap_or(0)),
+                        )
+                    }
+                }
+            }
+            ColumnType::IntervalYm => {
+                let years = 10i64.pow(u32::from(c.precision.unwrap_or(2)).min(4)) - 1;
+                let m = r.below((years * 12) as u64) as i64;
+                Value::IntervalYm(if r.chance(0.2) { -m } else { m })
+            }
+            ColumnType::IntervalDs => {
+                let days = 10i128.pow(u32::from(c.precision.unwrap_or(2)).min(5)) - 1;
+                let scale = c.scale.unwrap_or(6).clamp(0, 9) as u32;
+                let unit = 10i128.pow(9 - scale);
+                let n = (r.below(u64::MAX >> 1) as i128) % (days * 86_400 * 1_000_000_000);
+                let n = n - n.rem_euclid(unit);
+                Value::IntervalDs(if r.chance(0.2) { -n } else { n })
+            }
+            _ => Value::Null,
+        }
+    }
+}
+
+fn s_has_tx(s: &super::db::Session) -> bool {
+    s.has_tx()
+}

@@ -1,0 +1,594 @@
+//! [`OracleSource`]: the [`RedoSource`] over one ODPI-C connection.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc;
+
+use cdc_core::ora::OraCode;
+use cdc_core::{
+    ColumnDef, ColumnType, ConId, KeySource, MinedRow, ObjectId, Operation, OracleDateTime,
+    RedoAddr, RedoThread, RsId, Scn, TableId, TableLayout, Xid,
+};
+use oracle::sql_type::ToSql;
+use oracle::{Connection, Row};
+
+use super::ConnectOptions;
+use super::sql::{self, Bind, Statement};
+use crate::source::{
+    ActiveTransaction, CaptureMode, CapturedObject, DatabaseIdentity, DatabaseRole, LogFile,
+    LogInventoryQuery, LogLocation, LogStatus, MineSummary, MiningQuery, MiningWindow, NlsSettings,
+    OpenMode, PdbInfo, RedoBound, RedoSource, RowSink, SegmentKind, SessionRef, SourceError,
+    TableFilter,
+};
+
+fn driver(e: oracle::Error) -> SourceError {
+    SourceError::from_driver_message(&e.to_string())
+}
+
+fn binds(binds: &[Bind]) -> Vec<&dyn ToSql> {
+    binds
+        .iter()
+        .map(|b| match b {
+            Bind::Int(i) => i as &dyn ToSql,
+            Bind::Text(s) => s as &dyn ToSql,
+        })
+        .collect()
+}
+
+fn col<T: oracle::sql_type::FromSql>(row: &Row, i: usize) -> Result<T, SourceError> {
+    row.get(i).map_err(driver)
+}
+
+fn parse_date(text: &str) -> Option<OracleDateTime> {
+    let (d, t) = text.split_once(' ')?;
+    let mut d = d.split('-');
+    let mut t = t.split(':');
+    OracleDateTime::new(
+        d.next()?.parse().ok()?,
+        d.next()?.parse().ok()?,
+        d.next()?.parse().ok()?,
+        t.next()?.parse().ok()?,
+        t.next()?.parse().ok()?,
+        t.next()?.parse().ok()?,
+        0,
+    )
+}
+
+/// The real database, through one connection and its LogMiner session.
+pub struct OracleSource {
+    options: ConnectOptions,
+    conn: Connection,
+    is_cdb: bool,
+}
+
+impl fmt::Debug for OracleSource {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("OracleSource")
+            .field(
+                "connect_string",
+                &self.options.connect_string().unwrap_or_default(),
+            )
+            .field("user", &self.options.user)
+            .field("is_cdb", &self.is_cdb)
+            .finish_non_exhaustive()
+    }
+}
+
+impl OracleSource {
+    /// Connects and sets the session's NLS formats. Without Oracle Instant Client this fails
+    /// with [`SourceError::ClientLibraryMissing`] (DPI-1047), never a panic.
+    pub fn connect(options: ConnectOptions) -> Result<OracleSource, SourceError> {
+        let conn = Self::open(&options)?;
+        let mut source = OracleSource {
+            options,
+            conn,
+            is_cdb: false,
+        };
+        source.is_cdb = source.identity()?.is_cdb;
+        Ok(source)
+    }
+
+    fn open(options: &ConnectOptions) -> Result<Connection, SourceError> {
+        let connect_string = options
+            .connect_string()
+            .map_err(|message| SourceError::Invalid { message })?;
+        let conn = Connection::connect(&options.user, &options.password, connect_string)
+            .map_err(driver)?;
+        for stmt in sql::NLS_SESSION {
+            conn.execute(stmt, &[]).map_err(driver)?;
+        }
+        Ok(conn)
+    }
+
+    fn rows(&self, stmt: &str, params: &[Bind]) -> Result<Vec<Row>, SourceError> {
+        let p = binds(params);
+        let rs = self.conn.query(stmt, &p).map_err(driver)?;
+        rs.map(|r| r.map_err(driver)).collect()
+    }
+
+    fn exec(&self, stmt: &str, params: &[Bind]) -> Result<(), SourceError> {
+        let p = binds(params);
+        self.conn.execute(stmt, &p).map(|_| ()).map_err(driver)
+    }
+
+    fn mined_row(row: &Row) -> Result<MinedRow, SourceError> {
+        let rs_id: String = col(row, 1)?;
+        let rs_id = RsId::parse(&rs_id).map_err(|e| SourceError::Driver {
+            message: e.to_string(),
+        })?;
+        let op: u16 = col(row, 7)?;
+        let mut m = MinedRow::new(
+            Scn(col(row, 0)?),
+            rs_id,
+            col(row, 2)?,
+            Xid::new(col(row, 4)?, col(row, 5)?, col(row, 6)?),
+            Operation::from_code(op),
+        );
+        m.csf = col::<u8>(row, 3)? == 1;
+        m.rollback = col::<u8>(row, 8)? == 1;
+        m.status = col(row, 9)?;
+        m.info = col(row, 10)?;
+        m.seg_owner = col(row, 11)?;
+        m.table_name = col(row, 12)?;
+        m.data_obj = col::<Option<u32>>(row, 13)?.map(ObjectId);
+        m.row_id = col(row, 14)?;
+        m.sql_redo = col(row, 15)?;
+        m.username = col(row, 16)?;
+        m.session = col(row, 17)?;
+        m.serial = col(row, 18)?;
+        m.src_con_id = ConId(col::<Option<u32>>(row, 19)?.unwrap_or(0));
+        m.src_con_name = col(row, 20)?;
+        m.thread = RedoThread(col(row, 21)?);
+        m.timestamp = col::<Option<String>>(row, 22)?.and_then(|t| parse_date(&t));
+        Ok(m)
+    }
+}
+
+impl RedoSource for OracleSource {
+    fn identity(&mut self) -> Result<DatabaseIdentity, SourceError> {
+        let rows = self.rows(sql::IDENTITY, &[])?;
+        let row = rows.first().ok_or_else(|| SourceError::Driver {
+            message: "V$DATABASE returned no row".into(),
+        })?;
+        let is_cdb = col::<String>(row, 5)? == "YES";
+        let mut identity = DatabaseIdentity {
+            dbid: col(row, 0)?,
+            name: col(row, 1)?,
+            resetlogs_scn: Scn(col(row, 2)?),
+            role: DatabaseRole::from_view(&col::<String>(row, 3)?),
+            open_mode: OpenMode::from_view(&col::<String>(row, 4)?),
+            enabled_threads: Vec::new(),
+            is_cdb,
+            open_pdbs: Vec::new(),
+        };
+        for r in self.rows(sql::ENABLED_THREADS, &[])? {
+            identity.enabled_threads.push(RedoThread(col(&r, 0)?));
+        }
+        if is_cdb {
+            for r in self.rows(sql::PDBS, &[])? {
+                identity.open_pdbs.push(PdbInfo {
+                    con_id: ConId(col(&r, 0)?),
+                    name: col(&r, 1)?,
+                    open_mode: OpenMode::from_view(&col::<String>(&r, 2)?),
+                });
+            }
+        }
+        Ok(identity)
+    }
+
+    fn current_scn(&mut self) -> Result<Scn, SourceError> {
+        let rows = self.rows(sql::CURRENT_SCN, &[])?;
+        let row = rows.first().ok_or_else(|| SourceError::Driver {
+            message: "V$DATABASE returned no row".into(),
+        })?;
+        Ok(Scn(col(row, 0)?))
+    }
+
+    fn log_inventory(&mut self, query: &LogInventoryQuery) -> Result<Vec<LogFile>, SourceError> {
+        let dests = self.rows(sql::ARCHIVE_DESTINATIONS, &[])?;
+        let mut dest = None;
+        for r in &dests {
+            let id: u32 = col(r, 0)?;
+            let name: String = col(r, 1)?;
+            let wanted = query
+                .destination
+                .as_deref()
+                .is_none_or(|w| w.eq_ignore_ascii_case(&name));
+            if wanted {
+                dest = Some((id, name));
+                break;
+            }
+        }
+        let (dest_id, dest_name) = dest.ok_or_else(|| SourceError::Invalid {
+            message: format!(
+                "no valid local archive destination{}",
+                query
+                    .destination
+                    .as_deref()
+                    .map(|d| format!(" named {d}"))
+                    .unwrap_or_default()
+            ),
+        })?;
+        let from = Bind::Int(query.from.get() as i64);
+        let mut by_key: BTreeMap<(u16, u32), LogFile> = BTreeMap::new();
+        for r in self.rows(
+            sql::ARCHIVED_LOGS,
+            &[from.clone(), Bind::Int(i64::from(dest_id))],
+        )? {
+            let status: String = col(&r, 4)?;
+            let deleted: String = col(&r, 5)?;
+            let f = LogFile {
+                thread: RedoThread(col(&r, 0)?),
+                sequence: col(&r, 1)?,
+                first_scn: Scn(col(&r, 2)?),
+                next_scn: Scn(col(&r, 3)?),
+                status: LogStatus::from_view(&status),
+                archived: true,
+                deleted: deleted == "YES",
+                name: col(&r, 6)?,
+                location: LogLocation::Archived {
+                    dest_id,
+                    dest_name: dest_name.clone(),
+                },
+            };
+            by_key.insert((f.thread.0, f.sequence), f);
+        }
+        if query.mode == CaptureMode::Online {
+            for r in self.rows(sql::ONLINE_LOGS, &[from])? {
+                let thread = RedoThread(col(&r, 1)?);
+                let sequence: u32 = col(&r, 2)?;
+                if by_key.contains_key(&(thread.0, sequence)) {
+                    continue;
+                }
+                let status: String = col(&r, 5)?;
+                let archived: String = col(&r, 6)?;
+                by_key.insert(
+                    (thread.0, sequence),
+                    LogFile {
+                        thread,
+                        sequence,
+                        first_scn: Scn(col(&r, 3)?),
+                        next_scn: Scn(col(&r, 4)?),
+                        status: LogStatus::from_view(&status),
+                        archived: archived == "YES",
+                        deleted: false,
+                        name: col(&r, 7)?,
+                        location: LogLocation::Online { group: col(&r, 0)? },
+                    },
+                );
+            }
+        }
+        Ok(by_key.into_values().collect())
+    }
+
+    fn resolve_objects(
+        &mut self,
+        filter: &TableFilter<'_>,
+    ) -> Result<Vec<CapturedObject>, SourceError> {
+        let (objects_sql, iot_sql) = if self.is_cdb {
+            (sql::OBJECTS_CDB, sql::IOT_TOP_CDB)
+        } else {
+            (sql::OBJECTS_NON_CDB, sql::IOT_TOP_NON_CDB)
+        };
+        let mut iot: BTreeMap<(u32, String, String), (String, u32)> = BTreeMap::new();
+        for r in self.rows(iot_sql, &[])? {
+            iot.insert(
+                (col(&r, 0)?, col(&r, 1)?, col(&r, 2)?),
+                (col(&r, 3)?, col(&r, 4)?),
+            );
+        }
+        // per table: its own id, partitions, subpartitions
+        type Parts = (Option<u32>, Vec<(String, u32)>, Vec<(String, u32)>);
+        let mut tables: BTreeMap<(u32, Option<String>, String, String), Parts> = BTreeMap::new();
+        for r in self.rows(objects_sql, &[])? {
+            let con: u32 = col(&r, 0)?;
+            let pdb: Option<String> = col(&r, 1)?;
+            let owner: String = col(&r, 2)?;
+            let name: String = col(&r, 3)?;
+            let sub: Option<String> = col(&r, 4)?;
+            let id: u32 = col(&r, 5)?;
+            let kind: String = col(&r, 6)?;
+            let pdb = pdb.filter(|p| p != "CDB$ROOT");
+            let entry = tables.entry((con, pdb, owner, name)).or_default();
+            match (kind.as_str(), sub) {
+                ("TABLE", _) => entry.0 = Some(id),
+                ("TABLE PARTITION", Some(s)) => entry.1.push((s, id)),
+                ("TABLE SUBPARTITION", Some(s)) => entry.2.push((s, id)),
+                _ => {}
+            }
+        }
+        let mut out = Vec::new();
+        for ((con, pdb, owner, name), (table_id, parts, subparts)) in tables {
+            let mut id = TableId::new(owner.clone(), name.clone());
+            if let Some(p) = &pdb {
+                id = id.in_pdb(p.clone());
+            }
+            if !filter(&id) {
+                continue;
+            }
+            let con_id = ConId(con);
+            if let Some((index, object)) = iot.get(&(con, owner, name)) {
+                out.push(CapturedObject {
+                    con: con_id,
+                    object: ObjectId(*object),
+                    table: id,
+                    segment: SegmentKind::IotTop(index.clone()),
+                });
+            } else if !subparts.is_empty() {
+                for (s, o) in subparts {
+                    out.push(CapturedObject {
+                        con: con_id,
+                        object: ObjectId(o),
+                        table: id.clone(),
+                        segment: SegmentKind::Subpartition(s),
+                    });
+                }
+            } else if !parts.is_empty() {
+                for (p, o) in parts {
+                    out.push(CapturedObject {
+                        con: con_id,
+                        object: ObjectId(o),
+                        table: id.clone(),
+                        segment: SegmentKind::Partition(p),
+                    });
+                }
+            } else if let Some(o) = table_id {
+                out.push(CapturedObject {
+                    con: con_id,
+                    object: ObjectId(o),
+                    table: id,
+                    segment: SegmentKind::Table,
+                });
+            }
+        }
+        Ok(out)
+    }
+
+    fn table_layouts(&mut self, tables: &[TableId]) -> Result<Vec<TableLayout>, SourceError> {
+        let pdbs: BTreeMap<String, u32> = if self.is_cdb {
+            self.rows(sql::PDBS, &[])?
+                .iter()
+                .map(|r| Ok((col::<String>(r, 1)?, col::<u32>(r, 0)?)))
+                .collect::<Result<_, SourceError>>()?
+        } else {
+            BTreeMap::new()
+        };
+        let mut out = Vec::new();
+        for t in tables {
+            let (cols_sql, pk_sql, params) = if self.is_cdb {
+                let Some(con) = t.pdb.as_ref().and_then(|p| pdbs.get(p)) else {
+                    continue;
+                };
+                (
+                    sql::COLUMNS_CDB,
+                    sql::PRIMARY_KEY_CDB,
+                    vec![
+                        Bind::Int(i64::from(*con)),
+                        Bind::Text(t.owner.clone()),
+                        Bind::Text(t.table.clone()),
+                    ],
+                )
+            } else {
+                (
+                    sql::COLUMNS_NON_CDB,
+                    sql::PRIMARY_KEY_NON_CDB,
+                    vec![Bind::Text(t.owner.clone()), Bind::Text(t.table.clone())],
+                )
+            };
+            let mut columns = Vec::new();
+            for r in self.rows(cols_sql, &params)? {
+                let data_type: String = col(&r, 2)?;
+                let ty = ColumnType::from_dictionary(&data_type);
+                let char_length: Option<u32> = col(&r, 4)?;
+                let data_length: u32 = col(&r, 3)?;
+                let mut c = ColumnDef::new(col::<String>(&r, 0)?, col(&r, 1)?, ty.clone());
+                c.length = match ty {
+                    ColumnType::Char
+                    | ColumnType::NChar
+                    | ColumnType::Varchar2
+                    | ColumnType::NVarchar2 => {
+                        char_length.filter(|l| *l > 0).unwrap_or(data_length)
+                    }
+                    _ => data_length,
+                };
+                c.precision = col(&r, 5)?;
+                c.scale = col(&r, 6)?;
+                c.nullable = col::<String>(&r, 7)? == "Y";
+                columns.push(c);
+            }
+            if columns.is_empty() {
+                continue;
+            }
+            let key: Vec<String> = self
+                .rows(pk_sql, &params)?
+                .iter()
+                .map(|r| col::<String>(r, 0))
+                .collect::<Result<_, _>>()?;
+            out.push(TableLayout {
+                table: t.clone(),
+                version: 1,
+                valid_from: Scn(0),
+                key_source: if key.is_empty() {
+                    KeySource::None
+                } else {
+                    KeySource::PrimaryKey
+                },
+                columns,
+                key,
+            });
+        }
+        Ok(out)
+    }
+
+    fn start_session(&mut self, window: &MiningWindow) -> Result<(), SourceError> {
+        for (i, log) in window.logs.iter().enumerate() {
+            let name = log.name.clone().ok_or_else(|| SourceError::Invalid {
+                message: format!("log {}/{} has no file name", log.thread, log.sequence),
+            })?;
+            let stmt = if i == 0 {
+                sql::ADD_LOGFILE_NEW
+            } else {
+                sql::ADD_LOGFILE_ADD
+            };
+            self.exec(stmt, &[Bind::Text(name)])?;
+        }
+        if window.logs.is_empty() {
+            return Err(SourceError::ora(
+                OraCode::NO_LOG_FILE_SPECIFIED,
+                "ORA-01292: no log file has been specified for the current LogMiner session",
+            ));
+        }
+        self.exec(
+            sql::START_LOGMNR,
+            &[Bind::Int(window.start_scn.get() as i64)],
+        )
+    }
+
+    fn end_session(&mut self) -> Result<(), SourceError> {
+        match self.exec(sql::END_LOGMNR, &[]) {
+            Err(e) if e.ora_code() == Some(OraCode::NO_LOGMINER_SESSION) => Ok(()),
+            other => other,
+        }
+    }
+
+    fn mine(
+        &mut self,
+        query: &MiningQuery,
+        sink: &mut RowSink<'_>,
+    ) -> Result<MineSummary, SourceError> {
+        let Statement { text, binds: b } = sql::mining_query(
+            query.from,
+            &query.objects,
+            &query.excluded_users,
+            query.inlist_max,
+            self.is_cdb,
+        );
+        let conn = &self.conn;
+        let cancelled = AtomicBool::new(false);
+        let (done, wait) = mpsc::channel::<()>();
+        let timeout = query.timeout;
+        std::thread::scope(|scope| {
+            // the watchdog cancels the query at the step timeout (the server answers ORA-01013)
+            let cancelled = &cancelled;
+            scope.spawn(move || {
+                if let Err(mpsc::RecvTimeoutError::Timeout) = wait.recv_timeout(timeout) {
+                    cancelled.store(true, Ordering::SeqCst);
+                    let _ = conn.break_execution();
+                }
+            });
+            let result = (|| -> Result<MineSummary, SourceError> {
+                let p = binds(&b);
+                let rs = conn.query(&text, &p).map_err(driver)?;
+                let mut summary = MineSummary {
+                    rows: 0,
+                    last: None,
+                    stopped_by_sink: false,
+                };
+                let mut reached = matches!(query.from, RedoBound::Start);
+                for r in rs {
+                    let row = Self::mined_row(&r.map_err(driver)?)?;
+                    match RedoAddr::new(row.rs_id, row.ssn).ok() {
+                        Some(a) => {
+                            if query.from.reached_by(a) {
+                                reached = true;
+                            }
+                            if !query.from.admits(a) {
+                                continue;
+                            }
+                            summary.last = Some(a);
+                        }
+                        None if !reached => continue,
+                        None => {}
+                    }
+                    summary.rows += 1;
+                    if sink(row).is_break() {
+                        summary.stopped_by_sink = true;
+                        break;
+                    }
+                }
+                Ok(summary)
+            })();
+            let _ = done.send(());
+            match result {
+                Err(e)
+                    if cancelled.load(Ordering::SeqCst)
+                        && e.ora_code() == Some(OraCode::USER_REQUESTED_CANCEL) =>
+                {
+                    Err(SourceError::Timeout { after: timeout })
+                }
+                other => other,
+            }
+        })
+    }
+
+    fn active_transactions(&mut self) -> Result<Vec<ActiveTransaction>, SourceError> {
+        let mut out = Vec::new();
+        for r in self.rows(sql::ACTIVE_TRANSACTIONS, &[])? {
+            let sid: Option<u32> = col(&r, 5)?;
+            let serial: Option<u32> = col(&r, 6)?;
+            out.push(ActiveTransaction {
+                con: ConId(col::<Option<u32>>(&r, 0)?.unwrap_or(0)),
+                xid: Xid::new(col(&r, 1)?, col(&r, 2)?, col(&r, 3)?),
+                start_scn: Scn(col::<Option<u64>>(&r, 4)?.unwrap_or(0)),
+                session: sid
+                    .zip(serial)
+                    .map(|(sid, serial)| SessionRef { sid, serial }),
+                username: col(&r, 7)?,
+            });
+        }
+        Ok(out)
+    }
+
+    fn session_exists(&mut self, session: SessionRef) -> Result<bool, SourceError> {
+        let rows = self.rows(
+            sql::SESSION_EXISTS,
+            &[
+                Bind::Int(i64::from(session.sid)),
+                Bind::Int(i64::from(session.serial)),
+            ],
+        )?;
+        Ok(rows
+            .first()
+            .map(|r| col::<u64>(r, 0))
+            .transpose()?
+            .unwrap_or(0)
+            > 0)
+    }
+
+    fn nls(&mut self) -> Result<NlsSettings, SourceError> {
+        let mut nls = NlsSettings::engine();
+        for r in self.rows(sql::NLS_READ, &[])? {
+            let name: String = col(&r, 0)?;
+            let value: String = col(&r, 1)?;
+            match name.as_str() {
+                "NLS_DATE_FORMAT" => nls.date_format = value,
+                "NLS_TIMESTAMP_FORMAT" => nls.timestamp_format = value,
+                "NLS_TIMESTAMP_TZ_FORMAT" => nls.timestamp_tz_format = value,
+                "NLS_NUMERIC_CHARACTERS" => nls.numeric_characters = value,
+                _ => {}
+            }
+        }
+        Ok(nls)
+    }
+
+    fn reconnect(&mut self) -> Result<(), SourceError> {
+        let _ = self.conn.close();
+        self.conn = Self::open(&self.options)?;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dates_from_to_char() {
+        assert_eq!(
+            parse_date("2026-02-28 13:45:59"),
+            OracleDateTime::new(2026, 2, 28, 13, 45, 59, 0)
+        );
+        assert_eq!(parse_date("garbage"), None);
+    }
+}
