@@ -1,7 +1,7 @@
 //! `cargo x`: the developer tasks of oracle-cdc.
 //!
 //! - `cargo x ci`: exactly what CI runs: `cargo fmt --check`, clippy over the whole workspace
-//!   with warnings denied, and every test.
+//!   with warnings denied, and every test, closing with one `N passed, N failed` line.
 //! - `cargo x bench [BENCH…]`: the criterion benches (all, or the named bench targets).
 //! - `cargo x fuzz decode --seconds N`: the SQL_REDO parser fuzz target.
 //!
@@ -17,8 +17,10 @@ usage: cargo x <task>
 
 tasks:
   ci                          fmt check, clippy -D warnings, all tests (what CI runs)
-  bench [BENCH...]            criterion benches (all, or the named ones, e.g. decode)
-  fuzz decode --seconds N     fuzz the SQL_REDO parser for N seconds (default 60)
+  bench [BENCH...]            criterion benches (all, or the named ones: decode, engine,
+                              offset_codec)
+  fuzz decode --seconds N     fuzz the SQL_REDO parser for N seconds (default 60); needs
+                              `cargo install cargo-fuzz --locked` and a C++ compiler
 ";
 
 fn main() -> ExitCode {
@@ -77,10 +79,13 @@ fn ci() -> Result<(), String> {
     run("cargo fmt --check", fmt)?;
 
     let mut clippy = cargo();
+    // --all-features: the real Oracle source (feature `oracle`) must build and keep its
+    // missing-client test without Oracle Instant Client
     clippy.args([
         "clippy",
         "--workspace",
         "--all-targets",
+        "--all-features",
         "--",
         "-D",
         "warnings",
@@ -88,13 +93,55 @@ fn ci() -> Result<(), String> {
     run("cargo clippy -D warnings", clippy)?;
 
     let mut test = cargo();
-    test.args(["test", "--workspace", "--all-targets"]);
-    run("cargo test --workspace", test)?;
+    test.args(["test", "--workspace", "--all-targets", "--all-features"]);
+    let (passed, failed) = run_counting("cargo test --workspace", test)?;
+    // one closing line for the whole workspace: cargo prints a line per test binary, and the
+    // last of those may belong to a binary with no tests
+    println!("{passed} passed, {failed} failed");
+    if failed > 0 {
+        return Err(format!("{failed} tests failed"));
+    }
+    Ok(())
+}
 
-    // doc tests are not part of --all-targets
-    let mut doc = cargo();
-    doc.args(["test", "--workspace", "--doc"]);
-    run("cargo test --doc", doc)
+/// Runs a `cargo test`, passing its output through, and adds up its `test result:` lines.
+fn run_counting(step: &str, mut cmd: Command) -> Result<(u64, u64), String> {
+    use std::io::{BufRead, BufReader};
+    println!("==> {step}");
+    let mut child = cmd
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("{step}: could not start: {e}"))?;
+    let (mut passed, mut failed) = (0u64, 0u64);
+    if let Some(stdout) = child.stdout.take() {
+        for line in BufReader::new(stdout).lines() {
+            let line = line.map_err(|e| format!("{step}: reading its output: {e}"))?;
+            println!("{line}");
+            if let Some(rest) = line.strip_prefix("test result: ") {
+                passed += count_before(rest, " passed");
+                failed += count_before(rest, " failed");
+            }
+        }
+    }
+    let status = child
+        .wait()
+        .map_err(|e| format!("{step}: could not wait for it: {e}"))?;
+    if status.success() {
+        Ok((passed, failed))
+    } else {
+        println!("{passed} passed, {} failed", failed.max(1));
+        Err(format!("{step} failed ({status})"))
+    }
+}
+
+/// The number just before `label` in a `test result:` line (`ok. 12 passed; 0 failed; …`).
+fn count_before(line: &str, label: &str) -> u64 {
+    line.find(label)
+        .and_then(|end| {
+            let start = line[..end].rfind(' ').map_or(0, |i| i + 1);
+            line[start..end].parse().ok()
+        })
+        .unwrap_or(0)
 }
 
 fn bench(names: &[String]) -> Result<(), String> {
@@ -127,11 +174,17 @@ fn fuzz(args: &[String]) -> Result<(), String> {
         "decode" => workspace_root().join("crates/cdc-logminer/fuzz"),
         other => return Err(format!("unknown fuzz target {other:?}; known: decode")),
     };
+    // the corpus grows under corpus/ (not committed); seeds/ holds the reference shapes
+    std::fs::create_dir_all(fuzz_dir.join("corpus").join(target))
+        .map_err(|e| format!("cannot create the fuzz corpus directory: {e}"))?;
     let mut cmd = Command::new(env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
     cmd.current_dir(&fuzz_dir)
         // cargo-fuzz needs nightly flags; the stable toolchain accepts them this way
         .env("RUSTC_BOOTSTRAP", "1")
-        .args(["fuzz", "run", target, "--"])
+        .args(["fuzz", "run", target])
+        .arg(format!("corpus/{target}"))
+        .arg(format!("seeds/{target}"))
+        .arg("--")
         .arg(format!("-max_total_time={seconds}"));
     run(&format!("cargo fuzz run {target} ({seconds} s)"), cmd)
 }

@@ -6,5 +6,6 @@
 //! turns each mined row into typed column values with the table's schema version.
 
 pub mod decode;
+pub mod engine;
 pub mod sim;
 pub mod source;

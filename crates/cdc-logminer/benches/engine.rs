@@ -1,0 +1,276 @@
+//! End-to-end engine throughput: simulator → mining query → decode → buffer → records, in
+//! changes per second, beside the decoder alone over the same rows in the same run.
+//!
+//! - `engine/changes`: a finished simulated database (random workload, private strands,
+//!   savepoints, rollbacks) captured from its oldest log to the end, the mining answers
+//!   rendered beforehand: decode, buffer, commit, positions and records — the engine's own cost.
+//! - `engine/changes_with_sim`: the same with the simulator rendering SQL_REDO at every query
+//!   (the simulator stands for Oracle and LogMiner, whose cost is not ours).
+//! - `engine/sim_mine_only_rows`: the simulator alone answering the mining query (its share).
+//! - `engine/decode_only_rows`: `decode_step` over the rows that capture mines, on one thread.
+//!
+//! Run: `cargo x bench engine` (or `cargo bench -p cdc-logminer --bench engine`).
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::hint::black_box;
+use std::sync::Arc;
+use std::time::Duration;
+
+use cdc_core::{MinedRow, TableId};
+use cdc_logminer::decode::{
+    DecodeOptions, DecodePool, DecodeTable, decode_step, join_continuations,
+};
+use cdc_logminer::engine::{CaptureEngine, EngineSettings, ManualClock, RecordKind};
+use cdc_logminer::sim::source::mine_all;
+use cdc_logminer::sim::{SimConfig, SimDatabase, SimSource, Workload, WorkloadConfig};
+use cdc_logminer::source::{
+    ActiveTransaction, CaptureMode, CapturedObject, DatabaseIdentity, LogFile, LogInventoryQuery,
+    MineSummary, MiningQuery, MiningWindow, NlsSettings, RedoSource, RowSink, SessionRef,
+    SourceError, TableFilter,
+};
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+
+const CHANGES: u64 = 20_000;
+
+fn captured(t: &TableId) -> bool {
+    t.owner == "APP" && t.table != "DOCS"
+}
+
+fn database() -> SimDatabase {
+    let db = SimDatabase::new(SimConfig {
+        seed: 7,
+        ..SimConfig::default()
+    })
+    .unwrap();
+    let workload = Workload::random(WorkloadConfig {
+        seed: 7,
+        changes: CHANGES,
+        ddl_rate: 0.0,
+        long_text_rate: 0.0,
+        ..WorkloadConfig::default()
+    });
+    let mut source = SimSource::with_workload(db, workload, 0);
+    while source.advance(4096).unwrap() {}
+    source.database().clone()
+}
+
+/// The simulator with its mining answers rendered once: the engine's own cost, without the
+/// simulator's (which stands for the database's) rendering of SQL_REDO at every query.
+#[derive(Debug)]
+struct Rendered {
+    inner: SimSource,
+    rows: Arc<Vec<MinedRow>>,
+    window: (u32, u32),
+}
+
+impl RedoSource for Rendered {
+    fn identity(&mut self) -> Result<DatabaseIdentity, SourceError> {
+        self.inner.identity()
+    }
+    fn current_scn(&mut self) -> Result<cdc_core::Scn, SourceError> {
+        self.inner.current_scn()
+    }
+    fn log_inventory(&mut self, q: &LogInventoryQuery) -> Result<Vec<LogFile>, SourceError> {
+        self.inner.log_inventory(q)
+    }
+    fn resolve_objects(&mut self, f: &TableFilter<'_>) -> Result<Vec<CapturedObject>, SourceError> {
+        self.inner.resolve_objects(f)
+    }
+    fn table_layouts(&mut self, t: &[TableId]) -> Result<Vec<cdc_core::TableLayout>, SourceError> {
+        self.inner.table_layouts(t)
+    }
+    fn start_session(&mut self, w: &MiningWindow) -> Result<(), SourceError> {
+        let first = w.logs.first().map_or(0, |l| l.sequence);
+        let last = w.logs.last().map_or(0, |l| l.sequence);
+        self.window = (first, last);
+        Ok(())
+    }
+    fn end_session(&mut self) -> Result<(), SourceError> {
+        Ok(())
+    }
+    fn mine(
+        &mut self,
+        q: &MiningQuery,
+        sink: &mut RowSink<'_>,
+    ) -> Result<MineSummary, SourceError> {
+        let mut summary = MineSummary {
+            rows: 0,
+            last: None,
+            stopped_by_sink: false,
+        };
+        for row in self.rows.iter() {
+            let seq = row.rs_id.seq;
+            if seq < self.window.0 || seq > self.window.1 {
+                continue;
+            }
+            if let Ok(addr) = row.addr() {
+                if !q.from.admits(addr) {
+                    continue;
+                }
+                summary.last = Some(addr);
+            }
+            summary.rows += 1;
+            if sink(row.clone()).is_break() {
+                summary.stopped_by_sink = true;
+                break;
+            }
+        }
+        Ok(summary)
+    }
+    fn active_transactions(&mut self) -> Result<Vec<ActiveTransaction>, SourceError> {
+        self.inner.active_transactions()
+    }
+    fn session_exists(&mut self, s: SessionRef) -> Result<bool, SourceError> {
+        self.inner.session_exists(s)
+    }
+    fn nls(&mut self) -> Result<NlsSettings, SourceError> {
+        self.inner.nls()
+    }
+    fn reconnect(&mut self) -> Result<(), SourceError> {
+        self.inner.reconnect()
+    }
+}
+
+fn capture<S: RedoSource>(source: S, spill: &std::path::Path, start: cdc_core::Scn) -> u64 {
+    let clock = ManualClock::default();
+    let mut settings = EngineSettings::new("bench", "bench", captured);
+    settings.buffer.spill_dir = spill.to_path_buf();
+    settings.start_scn = Some(start);
+    settings.max_logs_per_step = 64;
+    let mut engine = CaptureEngine::open(source, settings, None, Box::new(clock.clone())).unwrap();
+    let mut records = Vec::with_capacity(CHANGES as usize);
+    let mut changes = 0;
+    let mut idle = 0;
+    while idle < 2 {
+        let report = engine.step(&mut records).unwrap();
+        idle = if report.rows == 0 { idle + 1 } else { 0 };
+        changes += records
+            .iter()
+            .filter(|r| matches!(r.kind, RecordKind::Change(_)))
+            .count() as u64;
+        records.clear();
+        clock.advance(Duration::from_millis(10));
+    }
+    changes
+}
+
+fn bench(c: &mut Criterion) {
+    let db = database();
+    let spill = tempfile::tempdir().unwrap();
+    let start = SimSource::new(db.clone())
+        .log_inventory(&LogInventoryQuery {
+            from: cdc_core::Scn::ZERO,
+            mode: CaptureMode::Online,
+            destination: None,
+        })
+        .unwrap()
+        .iter()
+        .map(|l| l.first_scn)
+        .min()
+        .unwrap();
+    let changes = capture(SimSource::new(db.clone()), spill.path(), start);
+    let mut group = c.benchmark_group("engine");
+    group.sample_size(10);
+    group.throughput(Throughput::Elements(changes));
+    group.bench_function("changes_with_sim", |b| {
+        b.iter(|| black_box(capture(SimSource::new(db.clone()), spill.path(), start)))
+    });
+    // every row of the history, as the simulator answers a query over all logs
+    let all_rows = {
+        let mut source = SimSource::new(db.clone());
+        let objects: Vec<_> = source
+            .resolve_objects(&captured)
+            .unwrap()
+            .into_iter()
+            .map(|o| (o.con, o.object))
+            .collect();
+        let logs = source
+            .log_inventory(&LogInventoryQuery {
+                from: cdc_core::Scn::ZERO,
+                mode: CaptureMode::Online,
+                destination: None,
+            })
+            .unwrap();
+        source
+            .start_session(&cdc_logminer::sim::source::whole_window(&logs))
+            .unwrap();
+        let mut rows = Vec::new();
+        source
+            .mine(
+                &cdc_logminer::sim::source::query_for(
+                    cdc_logminer::source::RedoBound::Start,
+                    objects,
+                ),
+                &mut |row| {
+                    rows.push(row);
+                    std::ops::ControlFlow::Continue(())
+                },
+            )
+            .unwrap();
+        Arc::new(rows)
+    };
+    let rendered = || Rendered {
+        inner: SimSource::new(db.clone()),
+        rows: Arc::clone(&all_rows),
+        window: (0, 0),
+    };
+    assert_eq!(capture(rendered(), spill.path(), start), changes);
+    group.bench_function("changes", |b| {
+        b.iter_batched(
+            rendered,
+            |s| black_box(capture(s, spill.path(), start)),
+            criterion::BatchSize::LargeInput,
+        )
+    });
+
+    // the decoder alone, over the rows capture mines
+    let mut source = SimSource::new(db.clone());
+    let rows: Vec<MinedRow> =
+        join_continuations(mine_all(&mut source, &captured, &[]).unwrap()).unwrap();
+    let objects = source.resolve_objects(&captured).unwrap();
+    let tables_list: Vec<TableId> = {
+        let mut t: Vec<TableId> = objects.iter().map(|o| o.table.clone()).collect();
+        t.sort();
+        t.dedup();
+        t
+    };
+    let layouts = source.table_layouts(&tables_list).unwrap();
+    let tables: std::collections::HashMap<TableId, DecodeTable> = layouts
+        .into_iter()
+        .map(|l| {
+            (
+                l.table.clone(),
+                DecodeTable::without_exclusions(Arc::new(l)),
+            )
+        })
+        .collect();
+    let by_object: std::collections::HashMap<(cdc_core::ConId, cdc_core::ObjectId), TableId> =
+        objects
+            .into_iter()
+            .map(|o| ((o.con, o.object), o.table))
+            .collect();
+    let pool = DecodePool::sequential();
+    let options = DecodeOptions::default();
+    group.throughput(Throughput::Elements(rows.len() as u64));
+    group.bench_function("sim_mine_only_rows", |b| {
+        b.iter(|| {
+            let mut source = SimSource::new(db.clone());
+            black_box(mine_all(&mut source, &captured, &[]).unwrap().len())
+        })
+    });
+    group.bench_function("decode_only_rows", |b| {
+        b.iter(|| {
+            black_box(decode_step(
+                &rows,
+                |row: &MinedRow| tables.get(by_object.get(&(row.src_con_id, row.data_obj?))?),
+                &options,
+                &pool,
+            ))
+        })
+    });
+    group.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

@@ -1,0 +1,1591 @@
+//! The capture engine: mines the redo in steps on a redo-address cursor, buffers transactions
+//! and turns each COMMIT into records that carry the position a restart may use.
+//!
+//! ```text
+//!  RedoSource ─ inventory ─► plan_logs (CDC-2001/2002/5001)
+//!      │        window of whole logs (AdaptiveWindow)
+//!      │ mine(rows after the cursor) ── read whole ──► join CSF ─► decode_step (rayon)
+//!      │                                                 │ nothing touched the buffer yet:
+//!      │   failure ─► recovery_for: reconnect / remine / shrink / stop    a failed step is
+//!      ▼                                                 ▼                 discarded whole
+//!  apply in redo order ─► TransactionBuffer (begin/append/undo/rollback/commit)
+//!      │ COMMIT: SkipRule (restart), FirstStart (first start), released ledger (CDC-7001)
+//!      ▼
+//!  EngineRecord { kind: change | heartbeat | ops | dlq, position } ─► RecordSink (bounded)
+//! ```
+//!
+//! The engine is a library: it knows nothing of Kafka. It runs on one thread that owns the
+//! source's session; [`CaptureEngine::step`] mines one step and pushes records into a
+//! [`RecordSink`], which may block (a bounded queue gives back-pressure: mining waits when the
+//! consumer is slow). Each record's position is fixed when it is emitted.
+//!
+//! The cursor between steps is the redo address of the last applied row (invariant 2). The
+//! engine writes nothing to the database.
+
+mod inventory;
+mod recovery;
+mod window;
+
+pub use inventory::{LogPlan, plan_logs};
+pub use recovery::{Backoff, MAX_CONSECUTIVE_REMINES, Recovery, recovery_for};
+pub use window::{AdaptiveWindow, STALL_TIMEOUTS};
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::fmt;
+use std::ops::ControlFlow;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use cdc_buffer::{
+    AgeAction, AgeSettings, BufferError, BufferSettings, DatabaseSnapshot, OpsEvent, OrphanAction,
+    OrphanDetector, OrphanSettings, ReleasedLedger, SessionId, StartInfo, TransactionBuffer,
+    TxnFacts, UndoRecord, check_age,
+};
+use cdc_core::change::CommitInfo;
+use cdc_core::config::CdcConfig;
+use cdc_core::ora::OraCode;
+use cdc_core::{
+    CdcCode, CdcError, ChangeEvent, ConId, ConXid, MinedRow, ObjectId, Operation, RedoAddr, Scn,
+    TableId, TableLayout,
+};
+use cdc_offset::rules::{RecordPlace, RedoMark, record_resume, resume_candidate};
+use cdc_offset::{DbIdentity, LastCommit, Position, ResumePoint, SkipDecision, SkipRule};
+
+use crate::decode::{
+    ColumnFilter, DdlInfo, DdlKind, DecodeError, DecodeOptions, DecodePool, DecodeTable, Decoded,
+    classify_ddl, decode_step, join_continuations,
+};
+use crate::source::{
+    CaptureMode, CapturedObject, LogInventoryQuery, MiningQuery, MiningWindow, RedoBound,
+    RedoSource, SessionRef, SourceError,
+};
+
+/// `cdc.on.decode.error`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum DecodeErrorMode {
+    /// Stop with CDC-3001.
+    #[default]
+    Fail,
+    /// Send the row to the DLQ with an ops event and go on.
+    Dlq,
+}
+
+/// Which tables are captured.
+pub type TablePredicate = Arc<dyn Fn(&TableId) -> bool + Send + Sync>;
+
+/// Which columns are excluded: their values are dropped in the parser.
+pub type ColumnPredicate = Arc<dyn Fn(&TableId, &str) -> bool + Send + Sync>;
+
+/// What the engine needs of the configuration, in its own terms.
+#[derive(Clone)]
+pub struct EngineSettings {
+    /// `cdc.topic.prefix`: the offset partition's `server`.
+    pub server: String,
+    pub capture_mode: CaptureMode,
+    pub archive_destination: Option<String>,
+    pub start_scn: Option<Scn>,
+    pub target_latency: Duration,
+    pub max_logs_per_step: usize,
+    pub query_timeout: Duration,
+    pub session_max_age: Duration,
+    pub decode_threads: usize,
+    pub inlist_max: usize,
+    pub users_exclude: Vec<String>,
+    /// `None`: only the start heartbeat.
+    pub heartbeat_interval: Option<Duration>,
+    pub orphan: OrphanSettings,
+    pub age: AgeSettings,
+    pub on_decode_error: DecodeErrorMode,
+    pub retry_max_time: Duration,
+    pub extra_transient: Vec<OraCode>,
+    pub pdbs: Vec<String>,
+    pub buffer: BufferSettings,
+    pub log_sensitive_data: bool,
+    /// How long [`CaptureEngine::run`] waits after a step that found nothing.
+    pub idle_wait: Duration,
+    /// `cdc.tables.include` minus `cdc.tables.exclude`, over `[PDB.]OWNER.TABLE`.
+    pub table_filter: TablePredicate,
+    /// `cdc.columns.exclude`, over `[PDB.]OWNER.TABLE` and a column name.
+    pub column_filter: ColumnPredicate,
+}
+
+impl fmt::Debug for EngineSettings {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("EngineSettings")
+            .field("server", &self.server)
+            .field("capture_mode", &self.capture_mode)
+            .field("max_logs_per_step", &self.max_logs_per_step)
+            .field("query_timeout", &self.query_timeout)
+            .field("heartbeat_interval", &self.heartbeat_interval)
+            .field("on_decode_error", &self.on_decode_error)
+            .finish_non_exhaustive()
+    }
+}
+
+impl EngineSettings {
+    /// Settings with the defaults of the configuration reference, capturing what `tables`
+    /// accepts; tests and embedders start here.
+    pub fn new(
+        server: impl Into<String>,
+        connector_name: &str,
+        tables: impl Fn(&TableId) -> bool + Send + Sync + 'static,
+    ) -> EngineSettings {
+        EngineSettings {
+            server: server.into(),
+            capture_mode: CaptureMode::Online,
+            archive_destination: None,
+            start_scn: None,
+            target_latency: Duration::from_millis(2000),
+            max_logs_per_step: 8,
+            query_timeout: Duration::from_millis(600_000),
+            session_max_age: Duration::from_millis(3_600_000),
+            decode_threads: 1,
+            inlist_max: 1000,
+            users_exclude: Vec::new(),
+            heartbeat_interval: Some(Duration::from_millis(10_000)),
+            orphan: OrphanSettings::default(),
+            age: AgeSettings::default(),
+            on_decode_error: DecodeErrorMode::Fail,
+            retry_max_time: Duration::from_millis(86_400_000),
+            extra_transient: Vec::new(),
+            pdbs: Vec::new(),
+            buffer: BufferSettings::new(connector_name),
+            log_sensitive_data: false,
+            idle_wait: Duration::from_millis(200),
+            table_filter: Arc::new(tables),
+            column_filter: Arc::new(|_, _| false),
+        }
+    }
+
+    /// The settings of a validated connector configuration.
+    pub fn from_config(config: &CdcConfig) -> EngineSettings {
+        let selection = Arc::new(config.tables.clone());
+        let tables = Arc::clone(&selection);
+        let columns = selection;
+        let cores = std::thread::available_parallelism().map_or(1, usize::from);
+        let mut buffer = BufferSettings::new(&config.connect.name);
+        buffer.memory_max_bytes = config.buffer.memory_max_bytes;
+        buffer.spill_max_bytes = config.buffer.spill_max_bytes;
+        buffer.spill_dir = config.spill_dir(&std::env::temp_dir());
+        EngineSettings {
+            server: config.topics.prefix.clone(),
+            capture_mode: match config.capture.mode {
+                cdc_core::config::CaptureMode::Online => CaptureMode::Online,
+                cdc_core::config::CaptureMode::ArchiveOnly => CaptureMode::ArchiveOnly,
+            },
+            archive_destination: config.capture.archive_destination.clone(),
+            start_scn: config.capture.start_scn,
+            target_latency: config.mining.target_latency,
+            max_logs_per_step: config.mining.max_logs_per_step as usize,
+            query_timeout: config.mining.query_timeout,
+            session_max_age: config.mining.session_max_age,
+            decode_threads: config.decode_threads(cores),
+            inlist_max: config.mining.inlist_max as usize,
+            users_exclude: config.tables.users_exclude.clone(),
+            heartbeat_interval: config.heartbeat.interval,
+            orphan: OrphanSettings {
+                check_interval_ms: millis(config.transaction.orphan_check_interval),
+                action: match config.transaction.orphan_action {
+                    cdc_core::config::OrphanAction::Release => OrphanAction::Release,
+                    cdc_core::config::OrphanAction::Fail => OrphanAction::Fail,
+                },
+            },
+            age: AgeSettings {
+                max_age_ms: config.transaction.max_age.map(millis),
+                action: match config.transaction.max_age_action {
+                    cdc_core::config::MaxAgeAction::Fail => AgeAction::Fail,
+                    cdc_core::config::MaxAgeAction::Discard => AgeAction::Discard,
+                },
+            },
+            on_decode_error: match config.decode.on_decode_error {
+                cdc_core::config::DecodeErrorAction::Fail => DecodeErrorMode::Fail,
+                cdc_core::config::DecodeErrorAction::Dlq => DecodeErrorMode::Dlq,
+            },
+            retry_max_time: config.retry.max_time,
+            extra_transient: config
+                .retry
+                .extra_error_codes
+                .iter()
+                .map(|c| OraCode(*c))
+                .collect(),
+            pdbs: config.database.pdbs.clone(),
+            buffer,
+            log_sensitive_data: config.retry.log_sensitive_data,
+            idle_wait: Duration::from_millis(200),
+            table_filter: Arc::new(move |t: &TableId| {
+                tables.is_table_included(t.pdb.as_deref(), &t.owner, &t.table)
+            }),
+            column_filter: Arc::new(move |t: &TableId, column: &str| {
+                columns.is_column_excluded(t.pdb.as_deref(), &t.owner, &t.table, column)
+            }),
+        }
+    }
+}
+
+fn millis(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+}
+
+/// Time as the engine sees it; tests drive a manual clock so that no test waits.
+pub trait Clock: Send + fmt::Debug {
+    /// Milliseconds on a monotonic scale.
+    fn now_ms(&self) -> u64;
+    /// Waits (a manual clock just moves on).
+    fn sleep(&mut self, duration: Duration);
+}
+
+/// The wall clock.
+#[derive(Debug)]
+pub struct SystemClock {
+    origin: Instant,
+}
+
+impl Default for SystemClock {
+    fn default() -> Self {
+        SystemClock {
+            origin: Instant::now(),
+        }
+    }
+}
+
+impl Clock for SystemClock {
+    fn now_ms(&self) -> u64 {
+        millis(self.origin.elapsed())
+    }
+
+    fn sleep(&mut self, duration: Duration) {
+        std::thread::sleep(duration);
+    }
+}
+
+/// A clock that moves only when told or slept on. Clones share the time, so a test keeps a
+/// handle to the clock it gave the engine.
+#[derive(Debug, Clone, Default)]
+pub struct ManualClock {
+    now_ms: Arc<std::sync::atomic::AtomicU64>,
+}
+
+impl ManualClock {
+    pub fn advance(&self, duration: Duration) {
+        self.now_ms
+            .fetch_add(millis(duration), std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
+impl Clock for ManualClock {
+    fn now_ms(&self) -> u64 {
+        self.now_ms.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    fn sleep(&mut self, duration: Duration) {
+        self.advance(duration);
+    }
+}
+
+/// One change record: a change of a committed transaction.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ChangeRecord {
+    pub commit: Arc<CommitInfo>,
+    pub event: ChangeEvent,
+    /// 0-based index of this change within its transaction.
+    pub event_index: u64,
+    /// The schema version the change was decoded with.
+    pub layout: Arc<TableLayout>,
+}
+
+impl ChangeRecord {
+    /// Whether a Kafka transaction may end after this record (the last of its Oracle
+    /// transaction).
+    pub fn is_last(&self) -> bool {
+        self.event_index + 1 >= self.commit.event_count
+    }
+}
+
+/// Why a heartbeat was sent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HeartbeatReason {
+    /// At every task start: makes the start position durable before the first change.
+    Start,
+    /// No record for `cdc.heartbeat.interval.ms`.
+    Idle,
+}
+
+impl HeartbeatReason {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            HeartbeatReason::Start => "start",
+            HeartbeatReason::Idle => "idle",
+        }
+    }
+}
+
+/// A row that went to the DLQ instead of stopping the task (`cdc.on.decode.error=dlq`), or a
+/// transaction the age policy discarded.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DlqRecord {
+    /// `decode-error`, `unsupported-row` or `transaction-discarded`.
+    pub kind: &'static str,
+    pub xid: ConXid,
+    pub table: Option<TableId>,
+    pub scn: Scn,
+    pub addr: Option<RedoAddr>,
+    pub operation: Option<Operation>,
+    pub status: Option<u32>,
+    pub info: Option<String>,
+    /// SQL_REDO, only when `cdc.log.sensitive.data` is set and no column of the table may be
+    /// excluded.
+    pub sql_redo: Option<String>,
+    pub message: String,
+    pub details: BTreeMap<String, String>,
+}
+
+/// What a record carries.
+#[derive(Debug, Clone, PartialEq)]
+pub enum RecordKind {
+    Change(ChangeRecord),
+    Heartbeat {
+        reason: HeartbeatReason,
+        mined_to: Option<Scn>,
+    },
+    Ops(OpsEvent),
+    Dlq(DlqRecord),
+}
+
+/// A record and the position a restart may use once it is acknowledged.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EngineRecord {
+    pub kind: RecordKind,
+    pub position: Position,
+}
+
+/// The consumer went away.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("the record consumer is closed")]
+pub struct SinkClosed;
+
+/// Where records go. A bounded implementation blocks in `accept` when full.
+pub trait RecordSink {
+    fn accept(&mut self, record: EngineRecord) -> Result<(), SinkClosed>;
+}
+
+impl RecordSink for Vec<EngineRecord> {
+    fn accept(&mut self, record: EngineRecord) -> Result<(), SinkClosed> {
+        self.push(record);
+        Ok(())
+    }
+}
+
+impl RecordSink for std::sync::mpsc::SyncSender<EngineRecord> {
+    fn accept(&mut self, record: EngineRecord) -> Result<(), SinkClosed> {
+        self.send(record).map_err(|_| SinkClosed)
+    }
+}
+
+/// Why the engine stopped: a typed stop, or the consumer went away.
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    #[error(transparent)]
+    Stop(#[from] CdcError),
+    #[error(transparent)]
+    SinkClosed(#[from] SinkClosed),
+}
+
+impl EngineError {
+    /// The CDC stop, if it is one.
+    pub fn cdc(&self) -> Option<&CdcError> {
+        match self {
+            EngineError::Stop(e) => Some(e),
+            EngineError::SinkClosed(_) => None,
+        }
+    }
+}
+
+impl From<BufferError> for EngineError {
+    fn from(e: BufferError) -> Self {
+        EngineError::Stop(e.into())
+    }
+}
+
+/// Counters of the engine (the connector's metrics list).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct EngineMetrics {
+    pub steps: u64,
+    pub rows_mined: u64,
+    pub step_retries: u64,
+    pub step_timeouts: u64,
+    pub step_cuts: u64,
+    pub reconnects: u64,
+    pub session_recycles: u64,
+    pub transactions_committed: u64,
+    pub transactions_skipped: u64,
+    pub rolled_back_transactions: u64,
+    pub events_applied: u64,
+    pub records: u64,
+    pub heartbeats_sent: u64,
+    pub dlq_records: u64,
+    pub ops_events: u64,
+    pub orphans_released: u64,
+    pub transactions_discarded: u64,
+    pub decode_failures: u64,
+    pub window_logs: u64,
+    pub last_step_ms: u64,
+    pub mined_to_scn: u64,
+    pub current_scn: u64,
+}
+
+/// What one step did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct StepReport {
+    pub rows: u64,
+    pub records: u64,
+    /// The step failed and will be mined again from the same cursor.
+    pub retried: bool,
+    /// The step ended early at a DDL that changes the captured set.
+    pub cut: bool,
+}
+
+/// Where the next step reads from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Cursor {
+    bound: RedoBound,
+    /// The log sequence holding the bound (or the start log).
+    log_seq: u32,
+    /// The last row applied, for the resume rule and heartbeats.
+    mined_to: Option<RedoMark>,
+}
+
+/// The capture engine over a [`RedoSource`].
+pub struct CaptureEngine<S: RedoSource> {
+    source: S,
+    settings: EngineSettings,
+    clock: Box<dyn Clock>,
+    buffer: TransactionBuffer,
+    pool: DecodePool,
+    decode_options: DecodeOptions,
+    /// Captured (container, DATA_OBJ#) → table.
+    objects: HashMap<(ConId, ObjectId), TableId>,
+    /// Current schema version of each captured table.
+    tables: HashMap<TableId, DecodeTable>,
+    next_version: HashMap<TableId, u32>,
+    identity: DbIdentity,
+    cursor: Cursor,
+    window: AdaptiveWindow,
+    session_started_ms: Option<u64>,
+    /// The last emitted position: the base of every next one.
+    position: Position,
+    skip: SkipRule,
+    first_start: Option<cdc_offset::FirstStart>,
+    /// START SCNs of transactions whose START row was mined (first-start rule).
+    start_scns: HashMap<ConXid, Scn>,
+    last_record_ms: u64,
+    orphans: OrphanDetector,
+    backoff: Backoff,
+    remines: u32,
+    metrics: EngineMetrics,
+    started: bool,
+}
+
+impl<S: RedoSource> fmt::Debug for CaptureEngine<S> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CaptureEngine")
+            .field("source", &self.source)
+            .field("cursor", &self.cursor)
+            .field("window_logs", &self.window.logs())
+            .field("metrics", &self.metrics)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<S: RedoSource> CaptureEngine<S> {
+    /// Opens the engine: checks the database's identity and topology, resolves the captured
+    /// tables, and places the cursor: from `position` when there is one (a restart), else at
+    /// the current SCN (or `cdc.start.scn`) with the transactions already open mined whole.
+    /// `journal_generation` is this task start's generation (the stored one plus one).
+    pub fn open(
+        mut source: S,
+        settings: EngineSettings,
+        position: Option<Position>,
+        clock: Box<dyn Clock>,
+    ) -> Result<CaptureEngine<S>, CdcError> {
+        let identity = check_topology(&mut source, &settings)?;
+        let mut buffer = TransactionBuffer::open(settings.buffer.clone())?;
+        let pool = DecodePool::new(settings.decode_threads).map_err(|e| {
+            CdcError::new(CdcCode::TransientDatabase, format!("{e}")).without_retry()
+        })?;
+        let now = clock.now_ms();
+        let position = match position {
+            Some(stored) => {
+                stored.check_identity(identity).map_err(CdcError::from)?;
+                let mut position = stored;
+                position.journal_generation = position.journal_generation.saturating_add(1);
+                position
+            }
+            None => first_start_position(&mut source, &settings, identity)?,
+        };
+        let cursor = initial_cursor(&mut source, &settings, &position)?;
+        // the released ledger survives restarts in the offset; the buffer checks every COMMIT
+        // against it (CDC-7001)
+        *buffer.ledger_mut() = ReleasedLedger::from_keys(position.released_xids.iter());
+        let mut engine = CaptureEngine {
+            skip: position.skip_rule(),
+            first_start: position.first_start.clone(),
+            window: AdaptiveWindow::new(settings.max_logs_per_step, settings.target_latency),
+            orphans: OrphanDetector::new(settings.orphan, now),
+            backoff: Backoff::new(settings.retry_max_time, identity.dbid ^ now),
+            decode_options: DecodeOptions {
+                log_sensitive_data: settings.log_sensitive_data,
+            },
+            source,
+            settings,
+            clock,
+            buffer,
+            pool,
+            objects: HashMap::new(),
+            tables: HashMap::new(),
+            next_version: HashMap::new(),
+            identity,
+            cursor,
+            session_started_ms: None,
+            position,
+            start_scns: HashMap::new(),
+            last_record_ms: now,
+            remines: 0,
+            metrics: EngineMetrics::default(),
+            started: false,
+        };
+        engine.refresh_objects()?;
+        Ok(engine)
+    }
+
+    pub fn metrics(&self) -> EngineMetrics {
+        let mut m = self.metrics;
+        m.window_logs = self.window.logs() as u64;
+        m
+    }
+
+    pub fn buffer_metrics(&self) -> cdc_buffer::BufferMetrics {
+        self.buffer.metrics()
+    }
+
+    /// The position the last record carried (or the start position).
+    pub fn position(&self) -> &Position {
+        &self.position
+    }
+
+    pub fn source(&self) -> &S {
+        &self.source
+    }
+
+    pub fn source_mut(&mut self) -> &mut S {
+        &mut self.source
+    }
+
+    /// Runs steps until `stop` is set or the engine stops.
+    pub fn run(
+        &mut self,
+        sink: &mut dyn RecordSink,
+        stop: &std::sync::atomic::AtomicBool,
+    ) -> Result<(), EngineError> {
+        while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+            let report = self.step(sink)?;
+            if report.rows == 0 && !report.retried {
+                self.clock.sleep(self.settings.idle_wait);
+            }
+        }
+        Ok(())
+    }
+
+    /// Mines one step and pushes its records into `sink`. A failed read is retried by policy
+    /// (the report says so); a stop is an error.
+    pub fn step(&mut self, sink: &mut dyn RecordSink) -> Result<StepReport, EngineError> {
+        if !self.started {
+            self.started = true;
+            self.emit_heartbeat(sink, HeartbeatReason::Start)?;
+        }
+        let started = self.clock.now_ms();
+        let mut report = match self.read_step() {
+            Ok(read) => {
+                self.backoff.reset();
+                self.remines = 0;
+                let rows = read.rows.len() as u64;
+                let cut = read.cut;
+                let records = self.apply(read, sink)?;
+                self.window.on_step(Duration::from_millis(
+                    self.clock.now_ms().saturating_sub(started),
+                ));
+                StepReport {
+                    rows,
+                    records,
+                    retried: false,
+                    cut,
+                }
+            }
+            Err(StepFailure::Stop(e)) => return Err(EngineError::Stop(e)),
+            Err(StepFailure::Retry) => StepReport {
+                retried: true,
+                ..StepReport::default()
+            },
+        };
+        self.metrics.steps += 1;
+        self.metrics.last_step_ms = self.clock.now_ms().saturating_sub(started);
+        report.records += self.run_policies(sink)?;
+        if let Some(interval) = self.settings.heartbeat_interval
+            && self.clock.now_ms().saturating_sub(self.last_record_ms) >= millis(interval)
+        {
+            self.emit_heartbeat(sink, HeartbeatReason::Idle)?;
+            report.records += 1;
+        }
+        Ok(report)
+    }
+
+    // ---- reading a step -------------------------------------------------------------------
+
+    fn read_step(&mut self) -> Result<ReadStep, StepFailure> {
+        match self.try_read_step() {
+            Ok(read) => Ok(read),
+            Err(ReadError::Stop(e)) => Err(StepFailure::Stop(e)),
+            Err(ReadError::Source(e)) => Err(self.recover(e)),
+        }
+    }
+
+    fn try_read_step(&mut self) -> Result<ReadStep, ReadError> {
+        // the step covers the redo up to the current SCN; it also feeds the lag metrics
+        let current = self.source.current_scn()?;
+        self.metrics.current_scn = current.get();
+        let query = LogInventoryQuery {
+            from: Scn::ZERO,
+            mode: self.settings.capture_mode,
+            destination: self.settings.archive_destination.clone(),
+        };
+        let inventory = self.source.log_inventory(&query)?;
+        let plan = plan_logs(&inventory, self.cursor.log_seq).map_err(ReadError::Stop)?;
+        let window_logs = plan.window(self.window.logs()).to_vec();
+        let start_scn = window_logs
+            .first()
+            .map(|l| l.first_scn)
+            .unwrap_or(Scn::ZERO);
+        let now = self.clock.now_ms();
+        if let Some(since) = self.session_started_ms
+            && now.saturating_sub(since) >= millis(self.settings.session_max_age)
+        {
+            self.source.end_session()?;
+            self.session_started_ms = None;
+            self.metrics.session_recycles += 1;
+        }
+        self.source.start_session(&MiningWindow {
+            logs: window_logs,
+            start_scn,
+        })?;
+        if self.session_started_ms.is_none() {
+            self.session_started_ms = Some(now);
+        }
+        let mut objects: Vec<(ConId, ObjectId)> = self.objects.keys().copied().collect();
+        objects.sort();
+        let query = MiningQuery {
+            from: self.cursor.bound,
+            objects,
+            excluded_users: self.settings.users_exclude.clone(),
+            inlist_max: self.settings.inlist_max,
+            timeout: self.settings.query_timeout,
+        };
+        let mut rows: Vec<MinedRow> = Vec::new();
+        let mut ddl_text = String::new();
+        let mut cut = false;
+        let table_filter = Arc::clone(&self.settings.table_filter);
+        let objects = &self.objects;
+        self.source.mine(&query, &mut |row: MinedRow| {
+            let ends_step = row.operation == Operation::Ddl && {
+                ddl_text.push_str(row.sql_redo.as_deref().unwrap_or(""));
+                if row.csf {
+                    false
+                } else {
+                    let text = std::mem::take(&mut ddl_text);
+                    ddl_ends_step(&row, &classify_ddl(&text), objects, &*table_filter)
+                }
+            };
+            rows.push(row);
+            if ends_step {
+                cut = true;
+                ControlFlow::Break(())
+            } else {
+                ControlFlow::Continue(())
+            }
+        })?;
+        let rows = join_continuations(rows).map_err(|e| ReadError::Stop(e.into()))?;
+        Ok(ReadStep { rows, cut })
+    }
+
+    /// Applies the recovery policy to a failed read: mine the step again, or stop.
+    fn recover(&mut self, error: SourceError) -> StepFailure {
+        self.metrics.step_retries += 1;
+        match recovery_for(error, &self.settings.extra_transient) {
+            Recovery::Stop(e) => StepFailure::Stop(e),
+            Recovery::Remine(e) => {
+                self.remines += 1;
+                if self.remines > MAX_CONSECUTIVE_REMINES {
+                    return StepFailure::Stop(
+                        CdcError::new(
+                            CdcCode::MiningStepRetry,
+                            format!(
+                                "{} steps in a row failed and were mined again; the last: {e}",
+                                self.remines
+                            ),
+                        )
+                        .with_source(e),
+                    );
+                }
+                tracing::warn!(error = %e, "mining step discarded; mining it again");
+                StepFailure::Retry
+            }
+            Recovery::Shrink(e) => {
+                self.metrics.step_timeouts += 1;
+                tracing::warn!(error = %e, "mining step timed out; halving the window");
+                // the session may still be busy with the cancelled query
+                let _ = self.source.end_session();
+                self.session_started_ms = None;
+                match self.window.on_timeout(self.settings.query_timeout) {
+                    Ok(()) => StepFailure::Retry,
+                    Err(stop) => StepFailure::Stop(stop),
+                }
+            }
+            Recovery::Reconnect(e) => match self.reconnect(e) {
+                Ok(()) => StepFailure::Retry,
+                Err(stop) => stop,
+            },
+        }
+    }
+
+    fn reconnect(&mut self, cause: SourceError) -> Result<(), StepFailure> {
+        let mut last = cause;
+        loop {
+            let Some(delay) = self.backoff.next_delay(self.clock.now_ms()) else {
+                return Err(StepFailure::Stop(
+                    CdcError::new(
+                        CdcCode::TransientDatabase,
+                        format!(
+                            "the database stayed unavailable for cdc.retry.max.time.ms ({} ms) \
+                             after {} attempts; the last error: {last}",
+                            self.settings.retry_max_time.as_millis(),
+                            self.backoff.attempts()
+                        ),
+                    )
+                    .without_retry()
+                    .with_source(last),
+                ));
+            };
+            tracing::warn!(error = %last, delay_ms = delay.as_millis() as u64, "reconnecting");
+            self.clock.sleep(delay);
+            self.session_started_ms = None;
+            match self.source.reconnect() {
+                Ok(()) => {
+                    self.metrics.reconnects += 1;
+                    // the identity is checked again after every reconnect (CDC-5001)
+                    let identity = check_topology(&mut self.source, &self.settings)
+                        .map_err(StepFailure::Stop)?;
+                    if identity != self.identity {
+                        return Err(StepFailure::Stop(CdcError::new(
+                            CdcCode::Topology,
+                            format!(
+                                "after reconnecting, the database is {identity}, not {}",
+                                self.identity
+                            ),
+                        )));
+                    }
+                    return Ok(());
+                }
+                Err(e) => match recovery_for(e, &self.settings.extra_transient) {
+                    Recovery::Stop(stop) => return Err(StepFailure::Stop(stop)),
+                    Recovery::Reconnect(e) | Recovery::Remine(e) | Recovery::Shrink(e) => last = e,
+                },
+            }
+        }
+    }
+
+    // ---- applying a step ------------------------------------------------------------------
+
+    fn apply(&mut self, read: ReadStep, sink: &mut dyn RecordSink) -> Result<u64, EngineError> {
+        let rows = read.rows;
+        self.metrics.rows_mined += rows.len() as u64;
+        let decoded = {
+            let tables = &self.tables;
+            let objects = &self.objects;
+            decode_step(
+                &rows,
+                |row: &MinedRow| {
+                    let object = row.data_obj?;
+                    let table = objects.get(&(row.src_con_id, object))?;
+                    tables.get(table)
+                },
+                &self.decode_options,
+                &self.pool,
+            )
+        };
+        let mut records = 0;
+        for (row, decoded) in rows.into_iter().zip(decoded) {
+            records += self.apply_row(&row, decoded, sink)?;
+            if let Ok(addr) = row.addr() {
+                self.cursor.bound = RedoBound::After(addr);
+                self.cursor.log_seq = addr.log_seq();
+                self.cursor.mined_to = Some(RedoMark::new(addr, row.scn));
+                self.metrics.mined_to_scn = self.metrics.mined_to_scn.max(row.scn.get());
+            }
+        }
+        if read.cut {
+            self.metrics.step_cuts += 1;
+        }
+        Ok(records)
+    }
+
+    fn apply_row(
+        &mut self,
+        row: &MinedRow,
+        decoded: Result<Decoded, DecodeError>,
+        sink: &mut dyn RecordSink,
+    ) -> Result<u64, EngineError> {
+        if row.operation == Operation::MissingScn {
+            return Err(CdcError::new(
+                CdcCode::Corruption,
+                format!(
+                    "LogMiner returned MISSING_SCN at SCN {} ({}): the redo has a hole",
+                    row.scn, row.rs_id
+                ),
+            )
+            .into());
+        }
+        if row.xid.is_zero() {
+            // internal operations: they never own changes (never create a buffer entry)
+            return Ok(0);
+        }
+        let key = row.con_xid();
+        match row.operation {
+            Operation::Start => {
+                self.start_scns.insert(key, row.scn);
+                let start = StartInfo {
+                    scn: row.scn,
+                    addr: row.addr().ok(),
+                    username: row.username.clone(),
+                    session: match (row.session, row.serial) {
+                        (Some(sid), Some(serial)) => Some(SessionId { sid, serial }),
+                        _ => None,
+                    },
+                    client_id: None,
+                    pdb: row.src_con_name.clone(),
+                };
+                self.buffer.begin(key, start)?;
+                Ok(0)
+            }
+            Operation::Rollback => {
+                self.start_scns.remove(&key);
+                if self.buffer.rollback(key)? {
+                    self.metrics.rolled_back_transactions += 1;
+                }
+                Ok(0)
+            }
+            Operation::Commit => {
+                self.start_scns.remove(&key);
+                self.commit(row, key, sink)
+            }
+            Operation::Insert | Operation::Update | Operation::Delete if row.rollback => {
+                let Some(row_id) = row.row_id.clone().or_else(|| match &decoded {
+                    Ok(Decoded::Change(change)) => change.row_id.clone(),
+                    _ => None,
+                }) else {
+                    return Err(CdcError::new(
+                        CdcCode::Decode,
+                        format!(
+                            "an undo row of transaction {key} at SCN {} ({}) names no ROWID",
+                            row.scn, row.rs_id
+                        ),
+                    )
+                    .into());
+                };
+                let addr = self.row_addr(row)?;
+                self.buffer.undo(
+                    key,
+                    UndoRecord {
+                        scn: row.scn,
+                        addr,
+                        row_id,
+                    },
+                )?;
+                Ok(0)
+            }
+            Operation::Insert | Operation::Update | Operation::Delete => match decoded {
+                Ok(Decoded::Change(change)) => {
+                    if !self.keeps_row(key, row.scn) {
+                        return Ok(0);
+                    }
+                    let addr = self.row_addr(row)?;
+                    self.buffer.append(
+                        key,
+                        ChangeEvent {
+                            scn: row.scn,
+                            addr,
+                            change,
+                        },
+                    )?;
+                    self.metrics.events_applied += 1;
+                    Ok(0)
+                }
+                Ok(_) => Ok(0),
+                Err(error) => self.decode_failure(row, key, error, sink),
+            },
+            Operation::Ddl => {
+                if let Ok(Decoded::Ddl(info)) = &decoded {
+                    self.apply_ddl(row, info)?;
+                }
+                Ok(0)
+            }
+            Operation::Unsupported => {
+                let table = self.captured_table(row);
+                if table.is_none() {
+                    return Ok(0);
+                }
+                let error = CdcError::new(
+                    CdcCode::Decode,
+                    format!(
+                        "LogMiner cannot give the data of a change to {} (UNSUPPORTED row, \
+                         transaction {key}, SCN {}, {}, STATUS {}, INFO {:?})",
+                        table.as_ref().map(|t| t.to_string()).unwrap_or_default(),
+                        row.scn,
+                        row.rs_id,
+                        row.status,
+                        row.info.as_deref().unwrap_or("")
+                    ),
+                );
+                self.dlq_or_stop(row, key, "unsupported-row", error, sink)
+            }
+            // LOB and XML rows are not assembled yet (cdc.lob.mode=skip); INTERNAL and the
+            // rest carry nothing to publish.
+            _ => Ok(0),
+        }
+    }
+
+    fn row_addr(&self, row: &MinedRow) -> Result<RedoAddr, CdcError> {
+        row.addr().map_err(|_| {
+            CdcError::new(
+                CdcCode::Corruption,
+                format!(
+                    "a {} row of transaction {} at SCN {} has the all-zero RS_ID, which is no \
+                     redo address",
+                    row.operation.name(),
+                    row.con_xid(),
+                    row.scn
+                ),
+            )
+        })
+    }
+
+    fn keeps_row(&self, key: ConXid, scn: Scn) -> bool {
+        match &self.first_start {
+            Some(rule) => rule.keeps_row(key, scn, self.start_scns.get(&key).copied()),
+            None => true,
+        }
+    }
+
+    fn captured_table(&self, row: &MinedRow) -> Option<TableId> {
+        let object = row.data_obj?;
+        self.objects.get(&(row.src_con_id, object)).cloned()
+    }
+
+    fn decode_failure(
+        &mut self,
+        row: &MinedRow,
+        key: ConXid,
+        error: DecodeError,
+        sink: &mut dyn RecordSink,
+    ) -> Result<u64, EngineError> {
+        self.metrics.decode_failures += 1;
+        self.dlq_or_stop(row, key, "decode-error", error.into(), sink)
+    }
+
+    fn dlq_or_stop(
+        &mut self,
+        row: &MinedRow,
+        key: ConXid,
+        kind: &'static str,
+        error: CdcError,
+        sink: &mut dyn RecordSink,
+    ) -> Result<u64, EngineError> {
+        if self.settings.on_decode_error == DecodeErrorMode::Fail {
+            return Err(error.into());
+        }
+        let table = self.captured_table(row);
+        let may_exclude = table
+            .as_ref()
+            .is_some_and(|t| self.tables.get(t).is_some_and(DecodeTable::has_exclusions));
+        let sql_redo = (self.settings.log_sensitive_data && !may_exclude)
+            .then(|| row.sql_redo.clone())
+            .flatten();
+        let mut details = BTreeMap::new();
+        details.insert(
+            "table".to_owned(),
+            table.as_ref().map(|t| t.to_string()).unwrap_or_default(),
+        );
+        details.insert("xid".to_owned(), key.to_string());
+        details.insert("scn".to_owned(), row.scn.to_string());
+        details.insert("operation".to_owned(), row.operation.name().to_owned());
+        details.insert("error".to_owned(), error.to_string());
+        let dlq = DlqRecord {
+            kind,
+            xid: key,
+            table,
+            scn: row.scn,
+            addr: row.addr().ok(),
+            operation: Some(row.operation),
+            status: Some(row.status),
+            info: row.info.clone(),
+            sql_redo,
+            message: error.to_string(),
+            details: details.clone(),
+        };
+        let ops = OpsEvent {
+            event_type: if kind == "unsupported-row" {
+                "unsupported-row"
+            } else {
+                "decode-error-dlq"
+            },
+            details,
+        };
+        self.emit_between(sink, RecordKind::Dlq(dlq))?;
+        self.metrics.dlq_records += 1;
+        self.emit_between(sink, RecordKind::Ops(ops))?;
+        self.metrics.ops_events += 1;
+        Ok(2)
+    }
+
+    fn commit(
+        &mut self,
+        row: &MinedRow,
+        key: ConXid,
+        sink: &mut dyn RecordSink,
+    ) -> Result<u64, EngineError> {
+        let commit_addr = self.row_addr(row)?;
+        let decision = self.skip.decide(commit_addr, row.scn);
+        let mined_to = RedoMark::new(commit_addr, row.scn);
+        // holds of the other open transactions: fixed while this commit is emitted
+        let other_holds: Vec<RedoMark> = self
+            .buffer
+            .open_transactions()
+            .filter(|t| t.key() != key)
+            .filter_map(|t| t.resume_pin().map(|(scn, addr)| RedoMark::new(addr, scn)))
+            .collect();
+        let own_hold = self
+            .buffer
+            .transaction(key)
+            .and_then(|t| t.resume_pin())
+            .map(|(scn, addr)| RedoMark::new(addr, scn));
+        let Some(mut stream) = self.buffer.commit(key)? else {
+            return Ok(0);
+        };
+        let summary = stream.summary().clone();
+        let event_count = stream.event_count();
+        if event_count == 0 || decision == SkipDecision::SkipWhole {
+            if decision == SkipDecision::SkipWhole && event_count > 0 {
+                self.metrics.transactions_skipped += 1;
+            }
+            // drain so a spilled file is read to its end and checked, then deleted
+            while stream.next_change()?.is_some() {}
+            stream.finish()?;
+            return Ok(0);
+        }
+        let info = Arc::new(CommitInfo {
+            con_xid: key,
+            pdb: summary
+                .start
+                .as_ref()
+                .and_then(|s| s.pdb.clone())
+                .or_else(|| row.src_con_name.clone()),
+            commit_scn: row.scn,
+            commit_addr,
+            commit_time: row.timestamp,
+            thread: row.thread,
+            username: summary
+                .start
+                .as_ref()
+                .and_then(|s| s.username.clone())
+                .or_else(|| row.username.clone()),
+            first_scn: summary.first_scn(),
+            event_count,
+        });
+        let own_hold = own_hold.unwrap_or(mined_to);
+        let mut emitted = 0;
+        let mut index = 0u64;
+        while let Some(event) = stream.next_change()? {
+            let this = index;
+            index += 1;
+            if !decision.emits(this) {
+                continue;
+            }
+            let layout = layout_for(&self.tables, &event);
+            let resume = record_resume(
+                mined_to,
+                other_holds.iter().copied(),
+                own_hold,
+                RecordPlace::of(this, event_count),
+            );
+            let position = self.position.at_record(
+                resume,
+                LastCommit {
+                    scn: row.scn,
+                    xid: key,
+                    thread: row.thread,
+                    addr: commit_addr,
+                    event_index: this + 1,
+                },
+            );
+            let record = EngineRecord {
+                kind: RecordKind::Change(ChangeRecord {
+                    commit: Arc::clone(&info),
+                    event,
+                    event_index: this,
+                    layout,
+                }),
+                position: position.clone(),
+            };
+            sink.accept(record)?;
+            self.position = position;
+            emitted += 1;
+        }
+        stream.finish()?;
+        // the first acknowledged commit ends the first-start rule; from here on the skip
+        // rule only needs the last commit, which every later record carries
+        self.first_start = None;
+        self.skip = self.position.skip_rule();
+        self.metrics.transactions_committed += 1;
+        self.metrics.records += emitted;
+        self.last_record_ms = self.clock.now_ms();
+        Ok(emitted)
+    }
+
+    fn apply_ddl(&mut self, row: &MinedRow, info: &DdlInfo) -> Result<(), CdcError> {
+        let touches_captured = info.table.as_ref().is_some_and(|t| {
+            let owner = t
+                .owner
+                .clone()
+                .or_else(|| row.seg_owner.clone())
+                .unwrap_or_default();
+            let mut id = TableId::new(owner, t.name.clone());
+            if let Some(pdb) = row.src_con_name.as_ref().filter(|p| *p != "CDB$ROOT") {
+                id = id.in_pdb(pdb.clone());
+            }
+            self.tables.contains_key(&id) || (self.settings.table_filter)(&id)
+        });
+        if !touches_captured {
+            return Ok(());
+        }
+        match info.kind {
+            DdlKind::Create
+            | DdlKind::Drop
+            | DdlKind::Rename
+            | DdlKind::AlterColumns
+            | DdlKind::PartitionMaintenance => self.refresh_objects(),
+            DdlKind::Truncate | DdlKind::Other(_) => Ok(()),
+        }
+    }
+
+    /// Resolves the captured object ids and table layouts again. A table whose layout
+    /// changed gets a new schema version.
+    fn refresh_objects(&mut self) -> Result<(), CdcError> {
+        let filter = Arc::clone(&self.settings.table_filter);
+        let pdbs = self.settings.pdbs.clone();
+        let captured: Vec<CapturedObject> = self
+            .source
+            .resolve_objects(&move |t: &TableId| {
+                (pdbs.is_empty() || t.pdb.as_ref().is_some_and(|p| pdbs.contains(p))) && filter(t)
+            })
+            .map_err(source_stop)?;
+        let mut objects = HashMap::new();
+        let mut tables: Vec<TableId> = Vec::new();
+        let mut seen = HashSet::new();
+        for object in captured {
+            if seen.insert(object.table.clone()) {
+                tables.push(object.table.clone());
+            }
+            objects.insert((object.con, object.object), object.table);
+        }
+        let layouts = self.source.table_layouts(&tables).map_err(source_stop)?;
+        let mut decode_tables = HashMap::new();
+        for layout in layouts {
+            let table = layout.table.clone();
+            let unchanged = self.tables.get(&table).filter(|current| {
+                current.layout().columns == layout.columns && current.layout().key == layout.key
+            });
+            let decode_table = match unchanged {
+                Some(current) => current.clone(),
+                None => {
+                    let version = self.next_version.entry(table.clone()).or_insert(0);
+                    *version += 1;
+                    let mut layout = layout;
+                    layout.version = *version;
+                    let column_filter = Arc::clone(&self.settings.column_filter);
+                    let for_table = table.clone();
+                    let filter = ColumnFilter::from_fn(move |column: &str| {
+                        column_filter(&for_table, column)
+                    });
+                    DecodeTable::new(Arc::new(layout), filter)
+                        .map_err(|e| CdcError::new(CdcCode::Decode, e.to_string()))?
+                }
+            };
+            decode_tables.insert(table, decode_table);
+        }
+        self.objects = objects;
+        self.tables = decode_tables;
+        Ok(())
+    }
+
+    // ---- policies, heartbeats ---------------------------------------------------------------
+
+    fn run_policies(&mut self, sink: &mut dyn RecordSink) -> Result<u64, EngineError> {
+        let now = self.clock.now_ms();
+        self.buffer.set_clock_ms(now);
+        let mut records = 0;
+        let discards = check_age(self.settings.age, now, self.txn_facts())?;
+        for discard in discards {
+            self.buffer.release(discard.key)?;
+            self.position.released_xids.release(discard.key);
+            let dlq = DlqRecord {
+                kind: discard.dlq.kind(),
+                xid: discard.key,
+                table: None,
+                scn: discard.dlq.first_scn,
+                addr: None,
+                operation: None,
+                status: None,
+                info: None,
+                sql_redo: None,
+                message: discard.dlq.message.clone(),
+                details: discard.ops_event.details.clone(),
+            };
+            self.emit_between(sink, RecordKind::Ops(discard.ops_event))?;
+            self.emit_between(sink, RecordKind::Dlq(dlq))?;
+            self.metrics.transactions_discarded += 1;
+            self.metrics.ops_events += 1;
+            self.metrics.dlq_records += 1;
+            records += 2;
+        }
+        if self.orphans.is_due(now) {
+            let snapshot = match self.database_snapshot() {
+                Ok(snapshot) => snapshot,
+                // an orphan check is advisory: a failed read waits for the next interval
+                Err(e) => {
+                    tracing::warn!(error = %e, "orphan check skipped: GV$TRANSACTION unreadable");
+                    return Ok(records);
+                }
+            };
+            let mined_to = self.cursor.mined_to.map(|m| m.scn).unwrap_or(Scn::ZERO);
+            let facts = self.txn_facts();
+            let check = self.orphans.check(now, mined_to, &snapshot, facts)?;
+            for release in check.releases {
+                self.buffer.release(release.key)?;
+                self.position.released_xids.release(release.key);
+                self.emit_between(sink, RecordKind::Ops(release.ops_event))?;
+                self.metrics.orphans_released += 1;
+                self.metrics.ops_events += 1;
+                records += 1;
+            }
+        }
+        Ok(records)
+    }
+
+    fn txn_facts(&self) -> Vec<TxnFacts> {
+        self.buffer
+            .open_transactions()
+            .map(TxnFacts::from)
+            .collect()
+    }
+
+    fn database_snapshot(&mut self) -> Result<DatabaseSnapshot, SourceError> {
+        let scn = self.source.current_scn()?;
+        let active = self.source.active_transactions()?;
+        let mut sessions = HashSet::new();
+        let open: Vec<(ConXid, Option<SessionId>)> = self
+            .buffer
+            .open_transactions()
+            .map(|t| (t.key(), t.start().and_then(|s| s.session)))
+            .collect();
+        for s in open.into_iter().filter_map(|(_, session)| session) {
+            if self.source.session_exists(SessionRef {
+                sid: s.sid,
+                serial: s.serial,
+            })? {
+                sessions.insert(s);
+            }
+        }
+        Ok(DatabaseSnapshot {
+            scn,
+            transactions: active.iter().map(|t| ConXid::new(t.con, t.xid)).collect(),
+            sessions,
+        })
+    }
+
+    /// The resume candidate between transactions.
+    fn current_resume(&self) -> ResumePoint {
+        let holds: Vec<RedoMark> = self
+            .buffer
+            .open_transactions()
+            .filter_map(|t| t.resume_pin().map(|(scn, addr)| RedoMark::new(addr, scn)))
+            .collect();
+        match self.cursor.mined_to {
+            Some(mined_to) => resume_candidate(mined_to, holds),
+            None => self.position.resume,
+        }
+    }
+
+    fn emit_between(
+        &mut self,
+        sink: &mut dyn RecordSink,
+        kind: RecordKind,
+    ) -> Result<(), EngineError> {
+        let position = self.position.at_heartbeat(self.current_resume());
+        sink.accept(EngineRecord {
+            kind,
+            position: position.clone(),
+        })?;
+        self.position = position;
+        self.last_record_ms = self.clock.now_ms();
+        self.metrics.records += 1;
+        Ok(())
+    }
+
+    fn emit_heartbeat(
+        &mut self,
+        sink: &mut dyn RecordSink,
+        reason: HeartbeatReason,
+    ) -> Result<(), EngineError> {
+        let mined_to = self.cursor.mined_to.map(|m| m.scn);
+        self.emit_between(sink, RecordKind::Heartbeat { reason, mined_to })?;
+        self.metrics.heartbeats_sent += 1;
+        Ok(())
+    }
+}
+
+/// The schema version a change was decoded with (the current one of its table).
+fn layout_for(tables: &HashMap<TableId, DecodeTable>, event: &ChangeEvent) -> Arc<TableLayout> {
+    let table = &event.change.table;
+    match tables.get(table) {
+        Some(t) => Arc::clone(t.layout()),
+        None => Arc::new(TableLayout {
+            table: table.clone(),
+            version: event.change.schema_version,
+            valid_from: Scn::ZERO,
+            columns: Vec::new(),
+            key: Vec::new(),
+            key_source: cdc_core::KeySource::None,
+        }),
+    }
+}
+
+struct ReadStep {
+    rows: Vec<MinedRow>,
+    cut: bool,
+}
+
+enum ReadError {
+    Source(SourceError),
+    Stop(CdcError),
+}
+
+impl From<SourceError> for ReadError {
+    fn from(e: SourceError) -> Self {
+        ReadError::Source(e)
+    }
+}
+
+enum StepFailure {
+    Retry,
+    Stop(CdcError),
+}
+
+/// Whether a DDL row ends the step: a CREATE, DROP, rename or partition maintenance of a table
+/// that is captured or matches the include patterns (the object ids must be resolved again
+/// before the next row).
+fn ddl_ends_step(
+    row: &MinedRow,
+    info: &DdlInfo,
+    objects: &HashMap<(ConId, ObjectId), TableId>,
+    table_filter: &(dyn Fn(&TableId) -> bool + Send + Sync),
+) -> bool {
+    if !matches!(
+        info.kind,
+        DdlKind::Create | DdlKind::Drop | DdlKind::Rename | DdlKind::PartitionMaintenance
+    ) {
+        return false;
+    }
+    let pdb = row.src_con_name.as_ref().filter(|p| *p != "CDB$ROOT");
+    let named = |t: &crate::decode::DdlTable| {
+        let owner = t
+            .owner
+            .clone()
+            .or_else(|| row.seg_owner.clone())
+            .unwrap_or_default();
+        let id = TableId::new(owner, t.name.clone());
+        match pdb {
+            Some(p) => id.in_pdb(p.clone()),
+            None => id,
+        }
+    };
+    [info.table.as_ref(), info.renamed_to.as_ref()]
+        .into_iter()
+        .flatten()
+        .map(named)
+        .any(|id| table_filter(&id) || objects.values().any(|t| *t == id))
+}
+
+fn source_stop(error: SourceError) -> CdcError {
+    match recovery_for(error, &[]) {
+        Recovery::Stop(e) => e,
+        Recovery::Reconnect(e) | Recovery::Remine(e) | Recovery::Shrink(e) => CdcError::new(
+            CdcCode::TransientDatabase,
+            format!("reading the dictionary failed: {e}"),
+        )
+        .with_source(e),
+    }
+}
+
+/// Identity and topology at start and after every reconnect: one enabled redo thread.
+fn check_topology<S: RedoSource>(
+    source: &mut S,
+    settings: &EngineSettings,
+) -> Result<DbIdentity, CdcError> {
+    let identity = source.identity().map_err(source_stop)?;
+    if identity.enabled_threads.len() > 1 {
+        return Err(CdcError::new(
+            CdcCode::Topology,
+            format!(
+                "the database has {} enabled redo threads; one position covers one thread, so \
+                 RAC is not supported yet",
+                identity.enabled_threads.len()
+            ),
+        ));
+    }
+    for pdb in &settings.pdbs {
+        if !identity.open_pdbs.iter().any(|p| &p.name == pdb) {
+            return Err(CdcError::new(
+                CdcCode::TransientDatabase,
+                format!("the pluggable database {pdb} in cdc.database.pdbs is not open"),
+            ));
+        }
+    }
+    Ok(DbIdentity::new(identity.dbid, identity.resetlogs_scn))
+}
+
+/// The position of a first start (ADR-19): the current SCN (or `cdc.start.scn`), and the
+/// transactions already open, which are mined whole.
+fn first_start_position<S: RedoSource>(
+    source: &mut S,
+    settings: &EngineSettings,
+    identity: DbIdentity,
+) -> Result<Position, CdcError> {
+    let open_scn = source.current_scn().map_err(source_stop)?;
+    let open: Vec<(ConXid, Scn)> = source
+        .active_transactions()
+        .map_err(source_stop)?
+        .into_iter()
+        .map(|t| (ConXid::new(t.con, t.xid), t.start_scn))
+        .collect();
+    let floor = match settings.start_scn {
+        Some(scn) => scn,
+        None => source.current_scn().map_err(source_stop)?,
+    };
+    Ok(Position::first_start(identity, 0, open_scn, &open, floor))
+}
+
+/// Where the first step reads: from the resume address (inclusive), or from the start of the
+/// log holding `resume_scn`.
+fn initial_cursor<S: RedoSource>(
+    source: &mut S,
+    settings: &EngineSettings,
+    position: &Position,
+) -> Result<Cursor, CdcError> {
+    if let Some(addr) = position.resume.addr {
+        return Ok(Cursor {
+            bound: RedoBound::AtOrAfter(addr),
+            log_seq: addr.log_seq(),
+            mined_to: None,
+        });
+    }
+    let inventory = source
+        .log_inventory(&LogInventoryQuery {
+            from: Scn::ZERO,
+            mode: settings.capture_mode,
+            destination: settings.archive_destination.clone(),
+        })
+        .map_err(source_stop)?;
+    let scn = position.resume.scn;
+    let holding = inventory
+        .iter()
+        .filter(|l| l.first_scn <= scn && scn < l.next_scn)
+        .map(|l| l.sequence)
+        .min();
+    let Some(log_seq) = holding else {
+        let oldest = inventory.iter().map(|l| l.first_scn).min();
+        return Err(CdcError::new(
+            if oldest.is_some_and(|o| o > scn) {
+                CdcCode::LogPurged
+            } else {
+                CdcCode::LogGap
+            },
+            format!(
+                "no log holds SCN {scn}, where mining must start (the oldest listed log starts \
+                 at {})",
+                oldest
+                    .map(|o| o.to_string())
+                    .unwrap_or_else(|| "none".into())
+            ),
+        ));
+    };
+    Ok(Cursor {
+        bound: RedoBound::Start,
+        log_seq,
+        mined_to: None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cdc_core::config::Config;
+
+    #[test]
+    fn settings_from_a_connector_configuration() {
+        let config = Config::from_properties(
+            "name=orders-cdc\n\
+             cdc.source=sim\n\
+             cdc.topic.prefix=shop\n\
+             cdc.tables.include=APP\\\\..*\n\
+             cdc.tables.exclude=APP\\\\.DOCS\n\
+             cdc.columns.exclude=APP\\\\.CUSTOMERS\\\\.SSN\n\
+             cdc.users.exclude=ETL_BATCH\n\
+             cdc.capture.mode=archive_only\n\
+             cdc.heartbeat.interval.ms=0\n\
+             cdc.transaction.max.age.ms=60000\n\
+             cdc.transaction.max.age.action=discard\n\
+             cdc.on.decode.error=dlq\n\
+             cdc.mining.max.logs.per.step=4\n\
+             cdc.retry.extra.error.codes=ORA-12345\n",
+        )
+        .unwrap()
+        .validate()
+        .unwrap();
+        let s = EngineSettings::from_config(&config);
+        assert_eq!(s.server, "shop");
+        assert_eq!(s.capture_mode, CaptureMode::ArchiveOnly);
+        assert_eq!(s.heartbeat_interval, None);
+        assert_eq!(s.age.max_age_ms, Some(60_000));
+        assert_eq!(s.age.action, AgeAction::Discard);
+        assert_eq!(s.on_decode_error, DecodeErrorMode::Dlq);
+        assert_eq!(s.max_logs_per_step, 4);
+        assert_eq!(s.users_exclude, ["ETL_BATCH"]);
+        assert_eq!(s.extra_transient, [OraCode(12345)]);
+        assert!((s.table_filter)(&TableId::new("APP", "ORDERS")));
+        assert!(!(s.table_filter)(&TableId::new("APP", "DOCS")));
+        assert!(!(s.table_filter)(&TableId::new("HR", "AUDIT_LOG")));
+        assert!((s.column_filter)(&TableId::new("APP", "CUSTOMERS"), "SSN"));
+        assert!(!(s.column_filter)(
+            &TableId::new("APP", "CUSTOMERS"),
+            "NAME"
+        ));
+        assert!(s.buffer.spill_dir.ends_with("orders-cdc"));
+    }
+}

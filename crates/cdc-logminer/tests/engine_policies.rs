@@ -1,0 +1,302 @@
+//! The engine's records besides changes: heartbeats, orphan release, the age policy, the DLQ
+//! for undecodable rows, and DDL that changes the captured set.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod engine_support;
+
+use std::time::Duration;
+
+use cdc_core::CdcCode;
+use cdc_logminer::engine::{
+    CaptureEngine, DecodeErrorMode, EngineError, EngineRecord, EngineSettings, HeartbeatReason,
+    ManualClock, RecordKind,
+};
+use cdc_logminer::sim::Scenario;
+use engine_support::*;
+
+fn run_scenario(
+    json: &str,
+    steps: usize,
+    tick: Duration,
+    edit: impl FnOnce(&mut EngineSettings),
+) -> (Result<(), EngineError>, Vec<EngineRecord>) {
+    let source = Scenario::from_json(json).unwrap().into_source(1).unwrap();
+    let spill = tempfile::tempdir().unwrap();
+    let clock = ManualClock::default();
+    let mut s = settings(&spill);
+    edit(&mut s);
+    let mut engine = CaptureEngine::open(source, s, None, Box::new(clock.clone())).unwrap();
+    let mut records = Vec::new();
+    for _ in 0..steps {
+        if let Err(e) = engine.step(&mut records) {
+            return (Err(e), records);
+        }
+        clock.advance(tick);
+    }
+    (Ok(()), records)
+}
+
+fn ops_types(records: &[EngineRecord]) -> Vec<&'static str> {
+    records
+        .iter()
+        .filter_map(|r| match &r.kind {
+            RecordKind::Ops(e) => Some(e.event_type),
+            _ => None,
+        })
+        .collect()
+}
+
+const QUIET: &str = r#"{"name": "quiet", "database": {"seed": 3}, "events": [
+  {"event": "insert", "session": "s1", "table": "APP.CUSTOMERS", "values": {"ID": 1, "NAME": "a"}},
+  {"event": "commit", "session": "s1"}
+]}"#;
+
+#[test]
+fn heartbeats_at_start_and_when_quiet() {
+    let (result, records) = run_scenario(QUIET, 40, Duration::from_secs(1), |s| {
+        s.heartbeat_interval = Some(Duration::from_secs(10))
+    });
+    result.unwrap();
+    let beats: Vec<HeartbeatReason> = records
+        .iter()
+        .filter_map(|r| match r.kind {
+            RecordKind::Heartbeat { reason, .. } => Some(reason),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(beats.first(), Some(&HeartbeatReason::Start));
+    // 40 s of quiet after the one commit: a heartbeat about every 10 s
+    let idle = beats
+        .iter()
+        .filter(|b| **b == HeartbeatReason::Idle)
+        .count();
+    assert!((3..=4).contains(&idle), "{idle} idle heartbeats");
+    // the start heartbeat carries the first-start fields; later ones carry the last commit
+    assert!(records[0].position.first_start.is_some());
+    let last = records.last().unwrap();
+    assert!(matches!(last.kind, RecordKind::Heartbeat { .. }));
+    assert!(last.position.last_commit.is_some());
+    assert!(last.position.resume.addr.is_some());
+    // with the interval off, only the start heartbeat
+    let (_, records) = run_scenario(QUIET, 40, Duration::from_secs(1), |s| {
+        s.heartbeat_interval = None
+    });
+    let beats = records
+        .iter()
+        .filter(|r| matches!(r.kind, RecordKind::Heartbeat { .. }))
+        .count();
+    assert_eq!(beats, 1);
+}
+
+const ORPHAN: &str = r#"{"name": "orphan", "database": {"seed": 4}, "events": [
+  {"event": "begin", "session": "victim", "user": "APP", "private_strand": false},
+  {"event": "insert", "session": "victim", "table": "APP.CUSTOMERS", "values": {"ID": 7, "NAME": "orphan"}},
+  {"event": "kill_session", "session": "victim"},
+  {"event": "insert", "session": "s1", "table": "APP.CUSTOMERS", "values": {"ID": 8, "NAME": "survivor"}},
+  {"event": "commit", "session": "s1"},
+  {"event": "tick", "millis": 1000},
+  {"event": "insert", "session": "s1", "table": "APP.CUSTOMERS", "values": {"ID": 9, "NAME": "later"}},
+  {"event": "commit", "session": "s1"}
+]}"#;
+
+#[test]
+fn an_orphan_is_released_into_the_ledger() {
+    let (result, records) = run_scenario(ORPHAN, 30, Duration::from_secs(2), |s| {
+        s.orphan.check_interval_ms = 5_000
+    });
+    result.unwrap();
+    assert!(
+        ops_types(&records).contains(&"transaction-orphan-released"),
+        "{:?}",
+        ops_types(&records)
+    );
+    let last = &records.last().unwrap().position;
+    assert_eq!(last.released_xids.len(), 1);
+    // the orphan's change is never published
+    let names: Vec<String> = delivered(&records)
+        .iter()
+        .flat_map(|(_, _, cs)| {
+            cs.iter()
+                .filter_map(|c| c.after.as_ref()?.get("NAME").cloned())
+        })
+        .map(|v| format!("{v:?}"))
+        .collect();
+    assert!(names.iter().all(|n| !n.contains("orphan")), "{names:?}");
+    assert!(names.iter().any(|n| n.contains("survivor")), "{names:?}");
+    // with action fail: CDC-7002
+    let (result, _) = run_scenario(ORPHAN, 30, Duration::from_secs(2), |s| {
+        s.orphan.check_interval_ms = 5_000;
+        s.orphan.action = cdc_buffer::OrphanAction::Fail;
+    });
+    let error = result.unwrap_err();
+    assert_eq!(error.cdc().unwrap().code(), CdcCode::OrphanTransaction);
+}
+
+const LONG: &str = r#"{"name": "long", "database": {"seed": 5}, "events": [
+  {"event": "begin", "session": "slow", "user": "APP", "private_strand": false},
+  {"event": "insert", "session": "slow", "table": "APP.CUSTOMERS", "values": {"ID": 1, "NAME": "old"}},
+  {"event": "tick", "millis": 1000},
+  {"event": "insert", "session": "s1", "table": "APP.CUSTOMERS", "values": {"ID": 2, "NAME": "x"}},
+  {"event": "commit", "session": "s1"}
+]}"#;
+
+#[test]
+fn the_age_policy_discards_or_stops() {
+    let (result, records) = run_scenario(LONG, 20, Duration::from_secs(1), |s| {
+        s.age.max_age_ms = Some(5_000);
+        s.age.action = cdc_buffer::AgeAction::Discard;
+    });
+    result.unwrap();
+    assert!(ops_types(&records).contains(&"transaction-discarded"));
+    assert!(
+        records
+            .iter()
+            .any(|r| matches!(&r.kind, RecordKind::Dlq(d) if d.kind == "transaction-discarded"))
+    );
+    assert_eq!(records.last().unwrap().position.released_xids.len(), 1);
+    let (result, _) = run_scenario(LONG, 20, Duration::from_secs(1), |s| {
+        s.age.max_age_ms = Some(5_000);
+    });
+    assert_eq!(
+        result.unwrap_err().cdc().unwrap().code(),
+        CdcCode::TransactionTooOld
+    );
+}
+
+#[test]
+fn undecodable_rows_stop_or_go_to_the_dlq() {
+    let json = r#"{"name": "alter", "database": {"seed": 15}, "events": [
+      {"event": "insert", "session": "s1", "table": "APP.CUSTOMERS", "values": {"ID": 4000, "NAME": "before the alter"}},
+      {"event": "commit", "session": "s1"},
+      {"event": "add_column", "table": "APP.CUSTOMERS", "column": {"name": "TAGS", "type": "VARCHAR2(30)"}},
+      {"event": "insert", "session": "s1", "table": "APP.CUSTOMERS", "values": {"ID": 4001, "NAME": "after", "TAGS": "new"}},
+      {"event": "commit", "session": "s1"}
+    ]}"#;
+    // the engine mines only after the ALTER, so the older rows come back generic (STATUS 2)
+    let source = Scenario::from_json(json).unwrap().play().unwrap();
+    let run = |mode: DecodeErrorMode| {
+        let spill = tempfile::tempdir().unwrap();
+        let clock = ManualClock::default();
+        let mut s = settings(&spill);
+        s.on_decode_error = mode;
+        s.start_scn = Some(oldest_scn(source.database()));
+        let db = source.database().clone();
+        let mut engine = CaptureEngine::open(
+            cdc_logminer::sim::SimSource::new(db),
+            s,
+            None,
+            Box::new(clock.clone()),
+        )
+        .unwrap();
+        let mut records = Vec::new();
+        let result = run_until_quiet(&mut engine, &clock, &mut records, 3);
+        (result, records)
+    };
+    let (result, _) = run(DecodeErrorMode::Fail);
+    let error = result.unwrap_err();
+    assert_eq!(error.cdc().unwrap().code(), CdcCode::Decode, "{error}");
+    let (result, records) = run(DecodeErrorMode::Dlq);
+    result.unwrap();
+    assert!(ops_types(&records).contains(&"decode-error-dlq"));
+    let dlq: Vec<_> = records
+        .iter()
+        .filter_map(|r| match &r.kind {
+            RecordKind::Dlq(d) => Some(d),
+            _ => None,
+        })
+        .collect();
+    assert!(!dlq.is_empty());
+    // no SQL text without cdc.log.sensitive.data
+    assert!(dlq.iter().all(|d| d.sql_redo.is_none()));
+}
+
+#[test]
+fn a_created_table_is_captured_from_its_first_row() {
+    let json = r#"{"name": "create", "database": {"seed": 16}, "events": [
+      {"event": "tick", "millis": 10}, {"event": "tick", "millis": 10}, {"event": "tick", "millis": 10},
+      {"event": "tick", "millis": 10}, {"event": "tick", "millis": 10}, {"event": "tick", "millis": 10},
+      {"event": "tick", "millis": 10}, {"event": "tick", "millis": 10}, {"event": "tick", "millis": 10},
+      {"event": "tick", "millis": 10}, {"event": "tick", "millis": 10}, {"event": "tick", "millis": 10},
+      {"event": "insert", "session": "s1", "table": "APP.CUSTOMERS", "values": {"ID": 1, "NAME": "before"}},
+      {"event": "commit", "session": "s1"},
+      {"event": "create_table", "table": {"owner": "APP", "name": "NEW_T",
+        "columns": [{"name": "ID", "type": "NUMBER(9)"}, {"name": "LABEL", "type": "VARCHAR2(20)"}],
+        "primary_key": ["ID"]}},
+      {"event": "insert", "session": "s2", "table": "APP.NEW_T", "values": {"ID": 1, "LABEL": "first"}},
+      {"event": "insert", "session": "s2", "table": "APP.NEW_T", "values": {"ID": 2, "LABEL": "second"}},
+      {"event": "commit", "session": "s2"}
+    ]}"#;
+    // the engine opens (and resolves the captured tables) during the ticks; its first step's
+    // poll then runs the rest at once, so the CREATE and the new table's first rows fall in one
+    // step, which the CREATE must cut for the rows to be selected
+    let source = Scenario::from_json(json).unwrap().into_source(6).unwrap();
+    let spill = tempfile::tempdir().unwrap();
+    let clock = ManualClock::default();
+    let s = settings(&spill);
+    let mut engine = CaptureEngine::open(source, s, None, Box::new(clock.clone())).unwrap();
+    let mut records = Vec::new();
+    run_until_quiet(&mut engine, &clock, &mut records, 3).unwrap();
+    assert_eq!(engine.metrics().step_cuts, 1, "the CREATE ends its step");
+    let tables: Vec<String> = delivered(&records)
+        .iter()
+        .flat_map(|(_, _, cs)| cs.iter().map(|c| c.table.to_string()))
+        .collect();
+    assert_eq!(tables, ["APP.CUSTOMERS", "APP.NEW_T", "APP.NEW_T"]);
+}
+
+const LATE_COMMIT: &str = r#"{"name": "late commit", "database": {"seed": 6}, "events": [
+  {"event": "begin", "session": "slow", "user": "APP", "private_strand": false},
+  {"event": "insert", "session": "slow", "table": "APP.CUSTOMERS", "values": {"ID": 1, "NAME": "old"}},
+  {"event": "tick", "millis": 1000},
+  {"event": "insert", "session": "s1", "table": "APP.CUSTOMERS", "values": {"ID": 2, "NAME": "x"}},
+  {"event": "commit", "session": "s1"},
+  {"event": "tick", "millis": 1000}, {"event": "tick", "millis": 1000}, {"event": "tick", "millis": 1000},
+  {"event": "tick", "millis": 1000}, {"event": "tick", "millis": 1000}, {"event": "tick", "millis": 1000},
+  {"event": "tick", "millis": 1000}, {"event": "tick", "millis": 1000}, {"event": "tick", "millis": 1000},
+  {"event": "insert", "session": "slow", "table": "APP.CUSTOMERS", "values": {"ID": 3, "NAME": "late"}},
+  {"event": "commit", "session": "slow"}
+]}"#;
+
+#[test]
+fn a_commit_of_a_discarded_transaction_stops_even_after_a_restart() {
+    let discard = |s: &mut EngineSettings| {
+        s.age.max_age_ms = Some(5_000);
+        s.age.action = cdc_buffer::AgeAction::Discard;
+    };
+    let (result, records) = run_scenario(LATE_COMMIT, 40, Duration::from_secs(1), discard);
+    let error = result.unwrap_err();
+    assert_eq!(
+        error.cdc().unwrap().code(),
+        CdcCode::OrphanReleaseViolation,
+        "{error}"
+    );
+    // restart from the position of the discard's ops record: the ledger comes back from the
+    // offset and the late COMMIT still stops the task
+    let discarded_at = records
+        .iter()
+        .rposition(
+            |r| matches!(&r.kind, RecordKind::Ops(e) if e.event_type == "transaction-discarded"),
+        )
+        .unwrap();
+    let position = records[discarded_at].position.clone();
+    assert_eq!(position.released_xids.len(), 1);
+    let source = Scenario::from_json(LATE_COMMIT).unwrap().play().unwrap();
+    let spill = tempfile::tempdir().unwrap();
+    let clock = ManualClock::default();
+    let mut s = settings(&spill);
+    discard(&mut s);
+    let mut engine = CaptureEngine::open(
+        cdc_logminer::sim::SimSource::new(source.database().clone()),
+        s,
+        Some(cdc_offset::Position::from_json(&position.to_json()).unwrap()),
+        Box::new(clock.clone()),
+    )
+    .unwrap();
+    let mut out = Vec::new();
+    let error = run_until_quiet(&mut engine, &clock, &mut out, 3).unwrap_err();
+    assert_eq!(
+        error.cdc().unwrap().code(),
+        CdcCode::OrphanReleaseViolation,
+        "{error}"
+    );
+}
