@@ -300,3 +300,39 @@ fn a_commit_of_a_discarded_transaction_stops_even_after_a_restart() {
         "{error}"
     );
 }
+
+#[test]
+fn the_session_is_recycled_at_its_maximum_age() {
+    let source = Scenario::from_json(QUIET).unwrap().into_source(1).unwrap();
+    let spill = tempfile::tempdir().unwrap();
+    let clock = ManualClock::default();
+    let mut s = settings(&spill);
+    s.session_max_age = Duration::from_secs(60);
+    let mut engine = CaptureEngine::open(source, s, None, Box::new(clock.clone())).unwrap();
+    let mut records = Vec::new();
+    for _ in 0..10 {
+        engine.step(&mut records).unwrap();
+        clock.advance(Duration::from_secs(25));
+    }
+    // 250 s of steps with a 60 s maximum age: recycled at about 75, 150 and 225 s
+    let recycles = engine.metrics().session_recycles;
+    assert!((3..=4).contains(&recycles), "{recycles} recycles");
+}
+
+#[test]
+fn an_offset_of_another_database_stops_at_start() {
+    let (result, records) = run_scenario(QUIET, 5, Duration::from_secs(1), |_| {});
+    result.unwrap();
+    let mut position = records.last().unwrap().position.clone();
+    position.identity.dbid ^= 1;
+    let source = Scenario::from_json(QUIET).unwrap().into_source(1).unwrap();
+    let spill = tempfile::tempdir().unwrap();
+    let error = CaptureEngine::open(
+        source,
+        settings(&spill),
+        Some(position),
+        Box::new(ManualClock::default()),
+    )
+    .unwrap_err();
+    assert_eq!(error.code(), CdcCode::Topology, "{error}");
+}
