@@ -1,0 +1,327 @@
+//! [`RecordBuilder`]: engine records in, Kafka records out.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use cdc_core::change::ChangeOp;
+use cdc_core::{TableId, TableLayout};
+use cdc_logminer::engine::{ChangeRecord, EngineRecord, RecordKind};
+use cdc_offset::Position;
+use serde_json::{Map, Value as Json};
+
+use crate::connect::{PreparedSchema, envelope};
+use crate::error::BridgeError;
+use crate::headers::{Header, change_headers};
+use crate::key::KeyPlan;
+use crate::order::TransactionOrder;
+use crate::settings::RecordSettings;
+use crate::side::{SideSchemas, dlq_key, dlq_value, heartbeat_value, ops_value, server_key};
+use crate::topic::TopicOwners;
+use crate::value::{
+    TableFormat, envelope_payload, has_all, key_changed, source_block, transaction_block,
+};
+
+/// The source offset of a record: the Connect partition `{"server": <prefix>}` and the
+/// position's offset map.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SourceOffset {
+    pub partition: Map<String, Json>,
+    pub offset: Map<String, Json>,
+}
+
+impl SourceOffset {
+    pub fn of(server: &str, position: &Position) -> SourceOffset {
+        SourceOffset {
+            partition: cdc_offset::codec::partition(server),
+            offset: position.to_offset_map(),
+        }
+    }
+}
+
+/// One record for Kafka.
+#[derive(Debug, Clone, PartialEq)]
+pub struct KafkaRecord {
+    pub topic: String,
+    /// `None`: a null key (`cdc.key.missing=none`).
+    pub key: Option<Vec<u8>>,
+    /// `None`: a tombstone.
+    pub value: Option<Vec<u8>>,
+    pub headers: Vec<Header>,
+    /// The engine record's position, on every Kafka record made from it.
+    pub offset: Arc<SourceOffset>,
+    /// Whether acknowledging this record may commit `offset`. One change can become several
+    /// Kafka records (a delete and its tombstone; a key-changing update as delete, tombstone
+    /// and create); only the last of them commits, so a restart after an acknowledged delete
+    /// whose tombstone was lost sends both again.
+    pub commits_offset: bool,
+}
+
+/// What a record needs beyond the engine record.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct RecordContext {
+    /// Wall clock time for the `ts_ms` of side records (ms since the epoch).
+    pub now_ms: i64,
+    /// The bridge splits this Oracle transaction over several Kafka transactions
+    /// (`cdc.split=true` on its records).
+    pub split: bool,
+}
+
+/// Turns engine records into Kafka records. Holds the prepared format of each table version,
+/// the topic and schema-name owners (CDC-6004), and the transaction order counters: feed it
+/// the engine's records in order.
+#[derive(Debug)]
+pub struct RecordBuilder {
+    settings: RecordSettings,
+    tables: HashMap<(TableId, u32), Arc<TableFormat>>,
+    topics: TopicOwners,
+    schema_names: HashMap<String, TableId>,
+    order: TransactionOrder,
+    side: SideSchemas,
+}
+
+impl RecordBuilder {
+    pub fn new(settings: RecordSettings) -> RecordBuilder {
+        RecordBuilder {
+            settings,
+            tables: HashMap::new(),
+            topics: TopicOwners::default(),
+            schema_names: HashMap::new(),
+            order: TransactionOrder::new(),
+            side: SideSchemas::new(),
+        }
+    }
+
+    pub fn settings(&self) -> &RecordSettings {
+        &self.settings
+    }
+
+    /// The Kafka records of one engine record.
+    pub fn records(
+        &mut self,
+        record: &EngineRecord,
+        context: RecordContext,
+    ) -> Result<Vec<KafkaRecord>, BridgeError> {
+        let mut out = Vec::with_capacity(2);
+        self.append(record, context, &mut out)?;
+        Ok(out)
+    }
+
+    /// Appends the Kafka records of one engine record to `out`; on error nothing is appended.
+    pub fn append(
+        &mut self,
+        record: &EngineRecord,
+        context: RecordContext,
+        out: &mut Vec<KafkaRecord>,
+    ) -> Result<(), BridgeError> {
+        let offset = Arc::new(SourceOffset::of(&self.settings.server, &record.position));
+        let resume_scn = record.position.resume.scn;
+        let server = self.settings.server.clone();
+        let side = |topic: &str,
+                    key_schema: &PreparedSchema,
+                    key: Json,
+                    value_schema: &PreparedSchema,
+                    value: Json| KafkaRecord {
+            topic: topic.to_owned(),
+            key: Some(envelope(key_schema, &key, self.settings.key_schemas)),
+            value: Some(envelope(value_schema, &value, self.settings.value_schemas)),
+            headers: Vec::new(),
+            offset: Arc::clone(&offset),
+            commits_offset: true,
+        };
+        match &record.kind {
+            RecordKind::Change(change) => {
+                let format = self.format(&change.layout)?;
+                let order = self.order.next(change);
+                let start = out.len();
+                let result = self.change_records(&format, change, order, &offset, context, out);
+                if result.is_err() {
+                    out.truncate(start);
+                }
+                result
+            }
+            RecordKind::Heartbeat { reason, mined_to } => {
+                out.push(side(
+                    &self.settings.side_topics.heartbeat,
+                    &self.side.heartbeat_key,
+                    server_key(&server),
+                    &self.side.heartbeat_value,
+                    heartbeat_value(*reason, *mined_to, context.now_ms, resume_scn),
+                ));
+                Ok(())
+            }
+            RecordKind::Ops(event) => {
+                out.push(side(
+                    &self.settings.side_topics.ops,
+                    &self.side.ops_key,
+                    server_key(&server),
+                    &self.side.ops_value,
+                    ops_value(event, &server, context.now_ms, resume_scn),
+                ));
+                Ok(())
+            }
+            RecordKind::Dlq(dlq) => {
+                out.push(side(
+                    &self.settings.side_topics.dlq,
+                    &self.side.dlq_key,
+                    dlq_key(dlq, &server),
+                    &self.side.dlq_value,
+                    dlq_value(dlq, &server, context.now_ms),
+                ));
+                Ok(())
+            }
+        }
+    }
+
+    /// The prepared format of a table version (prepared on first use).
+    pub fn format(&mut self, layout: &Arc<TableLayout>) -> Result<Arc<TableFormat>, BridgeError> {
+        let id = (layout.table.clone(), layout.version);
+        if let Some(format) = self.tables.get(&id)
+            && (Arc::ptr_eq(&format.layout, layout) || *format.layout == **layout)
+        {
+            return Ok(Arc::clone(format));
+        }
+        let format = TableFormat::prepare(&self.settings, Arc::clone(layout))?;
+        let table = &layout.table;
+        self.topics.claim(
+            &self.settings.template,
+            &self.settings.database,
+            table,
+            &format.topic,
+        )?;
+        match self.schema_names.get(&format.schema_name) {
+            Some(owner) if owner != table => {
+                return Err(BridgeError::NameCollision {
+                    what: "the schema names of tables",
+                    first: owner.to_string(),
+                    second: table.to_string(),
+                    name: format.schema_name.clone(),
+                });
+            }
+            Some(_) => {}
+            None => {
+                self.schema_names
+                    .insert(format.schema_name.clone(), table.clone());
+            }
+        }
+        let format = Arc::new(format);
+        self.tables.insert(id, Arc::clone(&format));
+        Ok(format)
+    }
+
+    fn change_records(
+        &self,
+        format: &TableFormat,
+        change: &ChangeRecord,
+        order: crate::order::EventOrder,
+        offset: &Arc<SourceOffset>,
+        context: RecordContext,
+        out: &mut Vec<KafkaRecord>,
+    ) -> Result<(), BridgeError> {
+        let s = &self.settings;
+        let placeholder = s.unavailable_placeholder.as_str();
+        let row = &change.event.change;
+        let scn = change.event.scn.0;
+        let row_id = row.row_id.as_deref();
+        let commit = &change.commit;
+        let headers = change_headers(change, context.split);
+        let source = source_block(s, commit, change);
+        let transaction = transaction_block(commit, order);
+        let image = |img: Option<&Vec<cdc_core::change::ColumnValue>>| match img {
+            Some(img) => format.image(img, placeholder),
+            None => Ok(Json::Null),
+        };
+        let key_bytes = |key: &Json| -> Option<Vec<u8>> {
+            match &format.key_schema {
+                Some(schema) if !key.is_null() => Some(envelope(schema, key, s.key_schemas)),
+                _ => None,
+            }
+        };
+        let value_bytes =
+            |payload: &Json| Some(envelope(&format.envelope_schema, payload, s.value_schemas));
+        let record = |key: &Option<Vec<u8>>, value: Option<Vec<u8>>| KafkaRecord {
+            topic: format.topic.clone(),
+            key: key.clone(),
+            value,
+            headers: headers.clone(),
+            offset: Arc::clone(offset),
+            commits_offset: false,
+        };
+        let tombstones = s.tombstones_on_delete && !matches!(format.key, KeyPlan::None);
+        let start = out.len();
+        match row.op {
+            ChangeOp::Insert => {
+                let key = format.key_payload(row.after.as_deref(), row_id, scn, placeholder)?;
+                let payload = envelope_payload(
+                    Json::Null,
+                    image(row.after.as_ref())?,
+                    source,
+                    "c",
+                    commit,
+                    transaction,
+                );
+                out.push(record(&key_bytes(&key), value_bytes(&payload)));
+            }
+            ChangeOp::Delete => {
+                let key = format.key_payload(row.before.as_deref(), row_id, scn, placeholder)?;
+                let payload = envelope_payload(
+                    image(row.before.as_ref())?,
+                    Json::Null,
+                    source,
+                    "d",
+                    commit,
+                    transaction,
+                );
+                let key = key_bytes(&key);
+                out.push(record(&key, value_bytes(&payload)));
+                if tombstones {
+                    out.push(record(&key, None));
+                }
+            }
+            ChangeOp::Update => {
+                let after_key =
+                    format.key_payload(row.after.as_deref(), row_id, scn, placeholder)?;
+                let before_key = match (&format.key, row.before.as_deref()) {
+                    (KeyPlan::Columns { columns, .. }, Some(before))
+                        if has_all(before, columns) =>
+                    {
+                        Some(format.key_payload(Some(before), row_id, scn, placeholder)?)
+                    }
+                    _ => None,
+                };
+                let before = image(row.before.as_ref())?;
+                let after = image(row.after.as_ref())?;
+                match before_key {
+                    // a key-changing UPDATE: the old key is deleted, the new one created,
+                    // both under the change's event index
+                    Some(old) if key_changed(&old, &after_key) => {
+                        let old = key_bytes(&old);
+                        let delete = envelope_payload(
+                            before,
+                            Json::Null,
+                            source.clone(),
+                            "d",
+                            commit,
+                            transaction.clone(),
+                        );
+                        out.push(record(&old, value_bytes(&delete)));
+                        if tombstones {
+                            out.push(record(&old, None));
+                        }
+                        let create =
+                            envelope_payload(Json::Null, after, source, "c", commit, transaction);
+                        out.push(record(&key_bytes(&after_key), value_bytes(&create)));
+                    }
+                    _ => {
+                        let payload =
+                            envelope_payload(before, after, source, "u", commit, transaction);
+                        out.push(record(&key_bytes(&after_key), value_bytes(&payload)));
+                    }
+                }
+            }
+        }
+        if let Some(last) = out.get_mut(start..).and_then(|r| r.last_mut()) {
+            last.commits_offset = true;
+        }
+        Ok(())
+    }
+}

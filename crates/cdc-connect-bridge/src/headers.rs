@@ -1,0 +1,59 @@
+//! Record headers of changes and their tombstones.
+//!
+//! Values are UTF-8 text as Kafka Connect's `SimpleHeaderConverter` writes them: numbers in
+//! decimal, booleans `true`/`false`, strings as they are.
+//!
+//! | header | Connect type | value |
+//! |---|---|---|
+//! | `cdc.scn` | int64 | SCN of the change |
+//! | `cdc.commit_scn` | int64 | SCN of its COMMIT |
+//! | `cdc.xid` | string | `con:usn.slot.sqn` |
+//! | `cdc.event_index` | int32 | 0-based index of the change in its transaction |
+//! | `cdc.event_count` | int32 | changes the transaction publishes |
+//! | `cdc.schema_version` | int32 | table schema version the change was decoded with |
+//! | `cdc.split` | boolean | `true`, only on records of a split Oracle transaction |
+
+use cdc_logminer::engine::ChangeRecord;
+
+pub const SCN: &str = "cdc.scn";
+pub const COMMIT_SCN: &str = "cdc.commit_scn";
+pub const XID: &str = "cdc.xid";
+pub const EVENT_INDEX: &str = "cdc.event_index";
+pub const EVENT_COUNT: &str = "cdc.event_count";
+pub const SCHEMA_VERSION: &str = "cdc.schema_version";
+pub const SPLIT: &str = "cdc.split";
+
+/// One record header: a name and its value bytes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Header {
+    pub name: &'static str,
+    pub value: Vec<u8>,
+}
+
+impl Header {
+    fn text(name: &'static str, value: impl ToString) -> Header {
+        Header {
+            name,
+            value: value.to_string().into_bytes(),
+        }
+    }
+}
+
+/// The headers of a change's records. `split`: the bridge delivers this Oracle transaction
+/// over several Kafka transactions.
+pub fn change_headers(change: &ChangeRecord, split: bool) -> Vec<Header> {
+    let mut headers = Vec::with_capacity(7);
+    headers.push(Header::text(SCN, change.event.scn.0));
+    headers.push(Header::text(COMMIT_SCN, change.commit.commit_scn.0));
+    headers.push(Header::text(XID, change.commit.con_xid));
+    headers.push(Header::text(EVENT_INDEX, change.event_index));
+    headers.push(Header::text(EVENT_COUNT, change.commit.event_count));
+    headers.push(Header::text(
+        SCHEMA_VERSION,
+        change.event.change.schema_version,
+    ));
+    if split {
+        headers.push(Header::text(SPLIT, true));
+    }
+    headers
+}

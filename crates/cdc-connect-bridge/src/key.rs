@@ -1,0 +1,69 @@
+//! The record key of a table: `cdc.key.columns` > primary key > unique index on NOT NULL
+//! columns (the layout's `key`/`key_source`) > `cdc.key.missing` (fail / rowid / none).
+
+use cdc_core::config::KeyMissing;
+use cdc_core::table::{KeySource, TableLayout};
+
+use crate::error::BridgeError;
+use crate::settings::RecordSettings;
+
+/// Where a table's record key comes from, resolved once per schema version.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum KeyPlan {
+    /// These columns (indexes into the layout), in key order.
+    Columns {
+        source: KeySource,
+        columns: Vec<usize>,
+    },
+    /// One string field `ROWID`.
+    RowId,
+    /// A null key.
+    None,
+}
+
+impl KeyPlan {
+    /// Resolves the key of `layout`. `usable` says whether a column gets a field (not excluded,
+    /// not a LOB left out); a key column must.
+    pub fn resolve(
+        settings: &RecordSettings,
+        layout: &TableLayout,
+        usable: &dyn Fn(usize) -> Result<(), &'static str>,
+    ) -> Result<KeyPlan, BridgeError> {
+        let table = &layout.table;
+        let configured = settings
+            .key_columns
+            .get(table.pdb.as_deref(), &table.owner, &table.table);
+        let (source, names): (KeySource, &[String]) = match configured {
+            Some(names) if !names.is_empty() => (KeySource::Configured, names),
+            _ => match layout.key_source {
+                KeySource::RowId => return Ok(KeyPlan::RowId),
+                source if !layout.key.is_empty() && source != KeySource::None => {
+                    (source, &layout.key)
+                }
+                _ => {
+                    return match settings.key_missing {
+                        KeyMissing::Fail => Err(BridgeError::NoKey {
+                            table: table.to_string(),
+                        }),
+                        KeyMissing::Rowid => Ok(KeyPlan::RowId),
+                        KeyMissing::None => Ok(KeyPlan::None),
+                    };
+                }
+            },
+        };
+        let mut columns = Vec::with_capacity(names.len());
+        for name in names {
+            let bad = |reason| BridgeError::BadKeyColumn {
+                table: table.to_string(),
+                column: name.clone(),
+                reason,
+            };
+            let index = layout
+                .column_index(name)
+                .ok_or_else(|| bad("is not a column of the table"))?;
+            usable(index).map_err(bad)?;
+            columns.push(index);
+        }
+        Ok(KeyPlan::Columns { source, columns })
+    }
+}

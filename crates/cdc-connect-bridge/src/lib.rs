@@ -1,0 +1,47 @@
+//! `cdc-connect-bridge`: the Kafka side of oracle-cdc. This library part is the record
+//! format: it turns the capture engine's records into Kafka records — topic, key bytes, value
+//! bytes, headers and source offset — as a Debezium connector behind a Kafka Connect worker
+//! with the JSON converter would write them. The `oracle-cdc` binary (producer, Kafka
+//! transactions, offsets topic, REST) is built on it.
+//!
+//! It sits at the top of the layers (see `DESIGN.md`), over `cdc-logminer`'s records, and is
+//! pure: no I/O, no clock (the caller passes the time for side records), no threads.
+//!
+//! ```text
+//!  EngineRecord { kind, position }
+//!     │ RecordBuilder::append(record, RecordContext { now_ms, split })
+//!     ├─ Change ─► TableFormat (once per table version: topic, fields, key plan, schemas)
+//!     │              ├─ key: cdc.key.columns > PK > unique NOT NULL index > cdc.key.missing
+//!     │              ├─ value: {before, after, source, op, ts_ms, ts_us, ts_ns, transaction}
+//!     │              ├─ headers: cdc.scn, cdc.commit_scn, cdc.xid, cdc.event_index, …
+//!     │              └─ delete ─► + tombstone; key-changing update ─► d + tombstone + c
+//!     ├─ Heartbeat / Ops / Dlq ─► side topic records (no column values)
+//!     ▼
+//!  KafkaRecord { topic, key, value, headers, offset: {partition, offset}, commits_offset }
+//! ```
+//!
+//! `docs/records.md` documents the format; `tests/golden/` pins it byte for byte.
+
+pub mod base64;
+pub mod builder;
+pub mod connect;
+pub mod error;
+pub mod headers;
+pub mod key;
+pub mod names;
+pub mod order;
+pub mod settings;
+pub mod side;
+pub mod topic;
+pub mod types;
+pub mod value;
+
+pub use builder::{KafkaRecord, RecordBuilder, RecordContext, SourceOffset};
+pub use error::BridgeError;
+pub use headers::Header;
+pub use key::KeyPlan;
+pub use order::{EventOrder, TransactionOrder};
+pub use settings::RecordSettings;
+pub use topic::{SideTopics, table_topic};
+pub use types::{FieldKind, field_kind, render};
+pub use value::TableFormat;
