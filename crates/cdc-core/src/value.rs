@@ -265,10 +265,12 @@ impl OracleDateTime {
         })
     }
 
-    /// Days since 1970-01-01 in the proleptic Gregorian calendar.
+    /// Days since 1970-01-01 in the proleptic Gregorian calendar. Oracle has no year 0: its
+    /// year −1 (1 BC) is astronomical year 0.
     pub fn days_since_epoch(self) -> i64 {
+        let year = astronomical_year(self.year);
         // Howard Hinnant's days_from_civil
-        let y = self.year as i64 - i64::from(self.month <= 2);
+        let y = year - i64::from(self.month <= 2);
         let era = if y >= 0 { y } else { y - 399 } / 400;
         let yoe = y - era * 400;
         let m = self.month as i64;
@@ -307,12 +309,22 @@ impl fmt::Display for OracleDateTime {
     }
 }
 
+/// Oracle's year (no year 0) as an astronomical year number.
+fn astronomical_year(year: i16) -> i64 {
+    if year < 0 {
+        i64::from(year) + 1
+    } else {
+        i64::from(year)
+    }
+}
+
 fn days_in_month(year: i16, month: u8) -> u8 {
     match month {
         1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
         4 | 6 | 9 | 11 => 30,
         2 => {
-            let y = year as i32;
+            // leap years counted on the astronomical scale: 1 BC (year 0) was a leap year
+            let y = astronomical_year(year);
             if (y % 4 == 0 && y % 100 != 0) || y % 400 == 0 {
                 29
             } else {
@@ -435,6 +447,14 @@ mod tests {
         assert_eq!(d.to_string(), "1970-01-02T00:00:01.000000005");
         let neg = OracleDateTime::new(-4712, 1, 1, 0, 0, 0, 0).unwrap();
         assert_eq!(neg.to_string(), "-4712-01-01T00:00:00");
+        // no year 0: 31 Dec 1 BC is the day before 1 Jan AD 1
+        let ad1 = OracleDateTime::new(1, 1, 1, 0, 0, 0, 0).unwrap();
+        let bc1 = OracleDateTime::new(-1, 12, 31, 0, 0, 0, 0).unwrap();
+        assert_eq!(ad1.days_since_epoch() - bc1.days_since_epoch(), 1);
+        assert_eq!(ad1.days_since_epoch(), -719_162);
+        // 1 BC was a leap year on the proleptic Gregorian scale, 2 BC was not
+        assert!(OracleDateTime::new(-1, 2, 29, 0, 0, 0, 0).is_some());
+        assert!(OracleDateTime::new(-2, 2, 29, 0, 0, 0, 0).is_none());
         assert_eq!(TimeZone::Offset(330).to_string(), "+05:30");
         assert_eq!(TimeZone::Offset(-90).to_string(), "-01:30");
     }
