@@ -336,3 +336,42 @@ fn an_offset_of_another_database_stops_at_start() {
     .unwrap_err();
     assert_eq!(error.code(), CdcCode::Topology, "{error}");
 }
+
+#[test]
+fn rows_after_an_alter_in_the_same_step_use_the_new_layout() {
+    // per poll three events: the engine opens during the ticks, mines the first insert in one
+    // step, then the ALTER and the insert that uses the new column arrive in one step, which
+    // the ALTER must cut so the insert is decoded with the new schema version
+    let json = r#"{"name": "alter", "database": {"seed": 17}, "events": [
+      {"event": "tick", "millis": 10}, {"event": "tick", "millis": 10}, {"event": "tick", "millis": 10},
+      {"event": "tick", "millis": 10}, {"event": "tick", "millis": 10}, {"event": "tick", "millis": 10},
+      {"event": "insert", "session": "s1", "table": "APP.CUSTOMERS", "values": {"ID": 1, "NAME": "before"}},
+      {"event": "commit", "session": "s1"},
+      {"event": "tick", "millis": 10},
+      {"event": "add_column", "table": "APP.CUSTOMERS", "column": {"name": "TAGS", "type": "VARCHAR2(30)"}},
+      {"event": "insert", "session": "s1", "table": "APP.CUSTOMERS", "values": {"ID": 2, "NAME": "after", "TAGS": "t"}},
+      {"event": "commit", "session": "s1"}
+    ]}"#;
+    let source = Scenario::from_json(json).unwrap().into_source(3).unwrap();
+    let spill = tempfile::tempdir().unwrap();
+    let clock = ManualClock::default();
+    let mut engine =
+        CaptureEngine::open(source, settings(&spill), None, Box::new(clock.clone())).unwrap();
+    let mut records = Vec::new();
+    run_until_quiet(&mut engine, &clock, &mut records, 3).unwrap();
+    let versions: Vec<(u32, bool)> = records
+        .iter()
+        .filter_map(|r| match &r.kind {
+            RecordKind::Change(c) => Some((c.layout.version, c.layout.column("TAGS").is_some())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(versions.len(), 2, "{versions:?}");
+    assert!(versions[0].0 < versions[1].0, "{versions:?}");
+    assert_eq!(
+        (versions[0].1, versions[1].1),
+        (false, true),
+        "{versions:?}"
+    );
+    assert_eq!(engine.metrics().step_cuts, 1);
+}

@@ -466,6 +466,9 @@ pub struct CaptureEngine<S: RedoSource> {
     objects: HashMap<(ConId, ObjectId), TableId>,
     /// Current schema version of each captured table.
     tables: HashMap<TableId, DecodeTable>,
+    /// Every schema version decoded with, so a change committed after its table changed (or
+    /// was dropped) is published with the layout it was decoded with.
+    layouts: HashMap<(TableId, u32), Arc<TableLayout>>,
     next_version: HashMap<TableId, u32>,
     identity: DbIdentity,
     cursor: Cursor,
@@ -542,6 +545,7 @@ impl<S: RedoSource> CaptureEngine<S> {
             pool,
             objects: HashMap::new(),
             tables: HashMap::new(),
+            layouts: HashMap::new(),
             next_version: HashMap::new(),
             identity,
             cursor,
@@ -1117,7 +1121,7 @@ impl<S: RedoSource> CaptureEngine<S> {
             if !decision.emits(this) {
                 continue;
             }
-            let layout = layout_for(&self.tables, &event);
+            let layout = layout_for(&self.layouts, &event);
             let resume = record_resume(
                 mined_to,
                 other_holds.iter().copied(),
@@ -1227,6 +1231,8 @@ impl<S: RedoSource> CaptureEngine<S> {
                         .map_err(|e| CdcError::new(CdcCode::Decode, e.to_string()))?
                 }
             };
+            let layout = Arc::clone(decode_table.layout());
+            self.layouts.insert((table.clone(), layout.version), layout);
             decode_tables.insert(table, decode_table);
         }
         self.objects = objects;
@@ -1360,14 +1366,18 @@ impl<S: RedoSource> CaptureEngine<S> {
     }
 }
 
-/// The schema version a change was decoded with (the current one of its table).
-fn layout_for(tables: &HashMap<TableId, DecodeTable>, event: &ChangeEvent) -> Arc<TableLayout> {
-    let table = &event.change.table;
-    match tables.get(table) {
-        Some(t) => Arc::clone(t.layout()),
+/// The schema version a change was decoded with.
+fn layout_for(
+    layouts: &HashMap<(TableId, u32), Arc<TableLayout>>,
+    event: &ChangeEvent,
+) -> Arc<TableLayout> {
+    let key = (event.change.table.clone(), event.change.schema_version);
+    match layouts.get(&key) {
+        Some(layout) => Arc::clone(layout),
+        // unreachable: every decode table's layout is registered when it is made
         None => Arc::new(TableLayout {
-            table: table.clone(),
-            version: event.change.schema_version,
+            table: key.0,
+            version: key.1,
             valid_from: Scn::ZERO,
             columns: Vec::new(),
             key: Vec::new(),
@@ -1397,18 +1407,24 @@ enum StepFailure {
     Stop(CdcError),
 }
 
-/// Whether a DDL row ends the step: a CREATE, DROP, rename or partition maintenance of a table
-/// that is captured or matches the include patterns (the object ids must be resolved again
-/// before the next row).
+/// Whether a DDL row ends the step: a CREATE, DROP, rename, partition maintenance or column
+/// change of a table that is captured or matches the include patterns (the object ids and
+/// layouts must be resolved again before the next row is decoded).
 fn ddl_ends_step(
     row: &MinedRow,
     info: &DdlInfo,
     objects: &HashMap<(ConId, ObjectId), TableId>,
     table_filter: &(dyn Fn(&TableId) -> bool + Send + Sync),
 ) -> bool {
+    // a changed layout must decode the rows after it, so a column change of a captured table
+    // ends the step as well
     if !matches!(
         info.kind,
-        DdlKind::Create | DdlKind::Drop | DdlKind::Rename | DdlKind::PartitionMaintenance
+        DdlKind::Create
+            | DdlKind::Drop
+            | DdlKind::Rename
+            | DdlKind::PartitionMaintenance
+            | DdlKind::AlterColumns
     ) {
         return false;
     }
