@@ -660,7 +660,7 @@ impl TransactionBuffer {
         let Some(key) = self.resolve(key, "release") else {
             return Ok(None);
         };
-        self.ledger.record(key);
+        self.ledger.release(key);
         let Some(txn) = self.transactions.remove(&key) else {
             return Ok(None);
         };

@@ -15,7 +15,7 @@
 //!  release / discard --> ReleasedLedger (last 256, in the offsets) --> COMMIT of one: CDC-7001
 //! ```
 
-use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use cdc_core::{ConXid, Scn};
 
@@ -28,68 +28,9 @@ pub const TRANSACTION_ORPHAN_RELEASED: &str = "transaction-orphan-released";
 pub const TRANSACTION_DISCARDED: &str = "transaction-discarded";
 
 /// Transactions released as orphans or discarded, newest last; a COMMIT for one of them stops
-/// the task with CDC-7001. Bounded: the oldest entry goes when a 257th arrives.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct ReleasedLedger {
-    entries: VecDeque<ConXid>,
-}
-
-impl ReleasedLedger {
-    /// Entries kept, as in the offset's `released_xids`.
-    pub const CAPACITY: usize = 256;
-
-    pub fn new() -> Self {
-        ReleasedLedger::default()
-    }
-
-    /// A ledger holding `keys` (oldest first), keeping the newest [`Self::CAPACITY`].
-    pub fn from_keys(keys: impl IntoIterator<Item = ConXid>) -> Self {
-        let mut ledger = ReleasedLedger::new();
-        for key in keys {
-            ledger.record(key);
-        }
-        ledger
-    }
-
-    pub fn contains(&self, key: ConXid) -> bool {
-        self.entries.contains(&key)
-    }
-
-    /// Adds a key as the newest entry (an entry already present stays where it is).
-    pub fn record(&mut self, key: ConXid) {
-        if self.contains(key) {
-            return;
-        }
-        if self.entries.len() == Self::CAPACITY {
-            self.entries.pop_front();
-        }
-        self.entries.push_back(key);
-    }
-
-    /// Forgets a key (the operator's decision after CDC-7001).
-    pub fn forget(&mut self, key: ConXid) -> bool {
-        match self.entries.iter().position(|k| *k == key) {
-            Some(i) => {
-                self.entries.remove(i);
-                true
-            }
-            None => false,
-        }
-    }
-
-    /// Oldest first.
-    pub fn iter(&self) -> impl Iterator<Item = ConXid> + '_ {
-        self.entries.iter().copied()
-    }
-
-    pub fn len(&self) -> usize {
-        self.entries.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
-    }
-}
+/// the task with CDC-7001. It is the offset's `released_xids` itself (bounded to the newest
+/// 256), so the buffer and the position can never disagree about it.
+pub use cdc_offset::ReleasedXids as ReleasedLedger;
 
 /// What the policies need to know about one open transaction.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -790,17 +731,15 @@ mod tests {
     fn ledger_keeps_the_newest_256() {
         let mut ledger = ReleasedLedger::new();
         for n in 0..300u16 {
-            ledger.record(key(n));
+            ledger.release(key(n));
         }
         assert_eq!(ledger.len(), ReleasedLedger::CAPACITY);
         assert!(!ledger.contains(key(43)));
         assert!(ledger.contains(key(44)));
         assert_eq!(ledger.iter().next(), Some(key(44)));
-        ledger.record(key(100));
+        ledger.release(key(100));
         assert_eq!(ledger.len(), ReleasedLedger::CAPACITY);
         assert!(ledger.forget(key(100)));
         assert!(!ledger.forget(key(100)));
-        let restored = ReleasedLedger::from_keys(ledger.iter());
-        assert_eq!(restored, ledger);
     }
 }

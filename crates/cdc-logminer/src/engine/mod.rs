@@ -38,8 +38,8 @@ use std::time::{Duration, Instant};
 
 use cdc_buffer::{
     AgeAction, AgeSettings, BufferError, BufferSettings, DatabaseSnapshot, OpsEvent, OrphanAction,
-    OrphanDetector, OrphanSettings, ReleasedLedger, SessionId, StartInfo, TransactionBuffer,
-    TxnFacts, UndoRecord, check_age,
+    OrphanDetector, OrphanSettings, SessionId, StartInfo, TransactionBuffer, TxnFacts, UndoRecord,
+    check_age,
 };
 use cdc_core::change::CommitInfo;
 use cdc_core::config::CdcConfig;
@@ -528,7 +528,7 @@ impl<S: RedoSource> CaptureEngine<S> {
         let cursor = initial_cursor(&mut source, &settings, &position)?;
         // the released ledger survives restarts in the offset; the buffer checks every COMMIT
         // against it (CDC-7001)
-        *buffer.ledger_mut() = ReleasedLedger::from_keys(position.released_xids.iter());
+        *buffer.ledger_mut() = position.released_xids.clone();
         let mut engine = CaptureEngine {
             skip: position.skip_rule(),
             first_start: position.first_start.clone(),
@@ -1249,7 +1249,7 @@ impl<S: RedoSource> CaptureEngine<S> {
         let discards = check_age(self.settings.age, now, self.txn_facts())?;
         for discard in discards {
             self.buffer.release(discard.key)?;
-            self.position.released_xids.release(discard.key);
+            self.position.released_xids = self.buffer.ledger().clone();
             let dlq = DlqRecord {
                 kind: discard.dlq.kind(),
                 xid: discard.key,
@@ -1284,7 +1284,7 @@ impl<S: RedoSource> CaptureEngine<S> {
             let check = self.orphans.check(now, mined_to, &snapshot, facts)?;
             for release in check.releases {
                 self.buffer.release(release.key)?;
-                self.position.released_xids.release(release.key);
+                self.position.released_xids = self.buffer.ledger().clone();
                 self.emit_between(sink, RecordKind::Ops(release.ops_event))?;
                 self.metrics.orphans_released += 1;
                 self.metrics.ops_events += 1;
