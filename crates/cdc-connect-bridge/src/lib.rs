@@ -1,11 +1,12 @@
-//! `cdc-connect-bridge`: the Kafka side of oracle-cdc. This library part is the record
-//! format: it turns the capture engine's records into Kafka records — topic, key bytes, value
-//! bytes, headers and source offset — as a Debezium connector behind a Kafka Connect worker
-//! with the JSON converter would write them. The `oracle-cdc` binary (producer, Kafka
-//! transactions, offsets topic, REST) is built on it.
+//! `cdc-connect-bridge`: the Kafka side of oracle-cdc. Its library holds the record format,
+//! which turns the capture engine's records into Kafka records — topic, key bytes, value bytes,
+//! headers and source offset — as a Debezium connector behind a Kafka Connect worker with the
+//! JSON converter would write them, and the Kafka Connect-format offsets topic
+//! ([`offsets_kafka`], the one module that talks to a broker). The `oracle-cdc` binary
+//! (producer, Kafka transactions, REST) is built on them.
 //!
-//! It sits at the top of the layers (see `DESIGN.md`), over `cdc-logminer`'s records, and is
-//! pure: no I/O, no clock (the caller passes the time for side records), no threads.
+//! It sits at the top of the layers (see `DESIGN.md`), over `cdc-logminer`'s records. The record
+//! format is pure: no I/O, no clock (the caller passes the time for side records), no threads.
 //!
 //! ```text
 //!  EngineRecord { kind, position }
@@ -29,6 +30,7 @@ pub mod error;
 pub mod headers;
 pub mod key;
 pub mod names;
+pub mod offsets_kafka;
 pub mod order;
 pub mod settings;
 pub mod side;
