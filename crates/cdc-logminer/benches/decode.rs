@@ -3,6 +3,8 @@
 //! scalar type, half with the trailing `;`.
 //!
 //! - `decode/rows`, `decode/bytes`: parse + convert, one thread (rows/s and MB/s per core)
+//! - `decode_small/rows`, `decode_small/bytes`: the same on rows of a few hundred bytes (tables
+//!   of 4–8 columns), the row size the per-core target is stated for
 //! - `parse_only/rows`: the zero-copy first layer alone
 //! - `step_10k/threads/N`: a 10 000-row step through `decode_step` on 1 and 2 threads
 //!
@@ -18,6 +20,7 @@ use std::hint::black_box;
 use std::sync::Arc;
 
 use cdc_core::change::MinedRow;
+use cdc_core::table::TableLayout;
 use cdc_logminer::decode::{
     DecodeOptions, DecodePool, DecodeTable, decode_row, decode_step, parse_statement,
 };
@@ -31,27 +34,49 @@ struct Corpus {
 
 fn corpus(rows: usize) -> Corpus {
     let (layouts, rows) = decode_support::corpus(2026, 24, rows);
-    let tables = layouts
-        .iter()
-        .map(|l| {
-            (
-                l.table.table.clone(),
-                DecodeTable::without_exclusions(Arc::clone(l)),
-            )
+    Corpus::of(&layouts, rows)
+}
+
+/// Rows of a few hundred bytes (tables of 4–8 columns), the row size of the per-core target.
+fn small_corpus(rows: usize) -> Corpus {
+    let mut rng = decode_support::Rng::new(2027);
+    let layouts: Vec<Arc<TableLayout>> = (0..24)
+        .map(|i| {
+            let n = 4 + rng.below(5) as usize;
+            decode_support::corpus_table(i, n, &mut rng)
         })
         .collect();
-    let bytes = rows
-        .iter()
-        .map(|r| r.sql_redo.as_ref().map_or(0, String::len) as u64)
-        .sum();
-    Corpus {
-        tables,
-        rows,
-        bytes,
-    }
+    let rows = (0..rows)
+        .map(|_| {
+            let l = &layouts[rng.below(layouts.len() as u64) as usize];
+            decode_support::corpus_row(&mut rng, l)
+        })
+        .collect();
+    Corpus::of(&layouts, rows)
 }
 
 impl Corpus {
+    fn of(layouts: &[Arc<TableLayout>], rows: Vec<MinedRow>) -> Corpus {
+        let tables = layouts
+            .iter()
+            .map(|l| {
+                (
+                    l.table.table.clone(),
+                    DecodeTable::without_exclusions(Arc::clone(l)),
+                )
+            })
+            .collect();
+        let bytes = rows
+            .iter()
+            .map(|r| r.sql_redo.as_ref().map_or(0, String::len) as u64)
+            .sum();
+        Corpus {
+            tables,
+            rows,
+            bytes,
+        }
+    }
+
     fn table(&self, row: &MinedRow) -> Option<&DecodeTable> {
         row.table_name.as_ref().and_then(|t| self.tables.get(t))
     }
@@ -86,6 +111,25 @@ fn sequential(c: &mut Criterion) {
     group.bench_function("rows", |b| b.iter(|| corpus.decode_all()));
     group.throughput(Throughput::Bytes(corpus.bytes));
     group.bench_function("bytes", |b| b.iter(|| corpus.decode_all()));
+    group.finish();
+
+    let small = small_corpus(10_000);
+    assert_eq!(
+        small.decode_all(),
+        small.rows.len(),
+        "the small-row corpus must decode cleanly"
+    );
+    eprintln!(
+        "small-row corpus: {} rows, {} bytes of SQL_REDO, {:.0} bytes per row",
+        small.rows.len(),
+        small.bytes,
+        small.bytes as f64 / small.rows.len() as f64
+    );
+    let mut group = c.benchmark_group("decode_small");
+    group.throughput(Throughput::Elements(small.rows.len() as u64));
+    group.bench_function("rows", |b| b.iter(|| small.decode_all()));
+    group.throughput(Throughput::Bytes(small.bytes));
+    group.bench_function("bytes", |b| b.iter(|| small.decode_all()));
     group.finish();
 
     let mut group = c.benchmark_group("parse_only");

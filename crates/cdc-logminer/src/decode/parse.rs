@@ -35,6 +35,25 @@ use std::fmt;
 /// How deep function calls may nest inside one value (`XMLType(UNISTR(…))` is two).
 pub const MAX_DEPTH: u32 = 16;
 
+#[cfg(test)]
+thread_local! {
+    /// Tests turn the one-pass fast paths off to compare them with the general parser.
+    pub(crate) static GENERAL_ONLY: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Whether the one-pass fast paths for the common shapes are used (always, outside tests).
+#[inline(always)]
+fn fast_paths() -> bool {
+    #[cfg(test)]
+    {
+        !GENERAL_ONLY.with(std::cell::Cell::get)
+    }
+    #[cfg(not(test))]
+    {
+        true
+    }
+}
+
 /// Which DML statement SQL_REDO holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum StatementKind {
@@ -159,8 +178,39 @@ impl<'a> Function<'a> {
     }
 
     /// Whether the name is `name`, ignoring ASCII case.
+    #[inline]
     pub fn is(&self, name: &str) -> bool {
-        self.name.eq_ignore_ascii_case(name)
+        // LogMiner writes the names in upper case: an exact match is the common answer
+        self.name.len() == name.len()
+            && (self.name.as_bytes() == name.as_bytes() || self.name.eq_ignore_ascii_case(name))
+    }
+
+    /// The arguments when they are one or two plain quoted literals separated by a comma and
+    /// blanks (`TO_DATE('…', '…')`, `UNISTR('…')`, `HEXTORAW('…')`): read straight from the
+    /// text instead of re-running the parser. `None` for any other argument list (the caller
+    /// then iterates [`Function::args`], which gives the same literals).
+    #[inline]
+    pub(crate) fn quoted_args(&self) -> Option<(QuotedText<'a>, Option<QuotedText<'a>>)> {
+        if !fast_paths() {
+            return None;
+        }
+        let b = self.args.as_bytes();
+        let (first, mut i) = scan_quoted(self.args, 0)?;
+        while b.get(i) == Some(&b' ') {
+            i += 1;
+        }
+        if i == b.len() {
+            return Some((first, None));
+        }
+        if b[i] != b',' {
+            return None;
+        }
+        i += 1;
+        while b.get(i) == Some(&b' ') {
+            i += 1;
+        }
+        let (second, end) = scan_quoted(self.args, i)?;
+        (end == b.len()).then_some((first, Some(second)))
     }
 
     /// The arguments, in order.
@@ -173,6 +223,11 @@ impl<'a> Function<'a> {
 
     /// The single argument, when there is exactly one.
     pub fn only_arg(&self) -> Option<Literal<'a>> {
+        match self.quoted_args() {
+            Some((arg, None)) => return Some(Literal::Quoted(arg)),
+            Some((_, Some(_))) => return None,
+            None => {}
+        }
         let mut args = self.args();
         let first = args.next()?;
         args.next().is_none().then_some(first)
@@ -299,11 +354,20 @@ pub fn parse_statement(sql: &str) -> Result<Statement<'_>, SyntaxError> {
             c.expect_keyword("set")?;
             let mut items = Vec::with_capacity(estimate_items(sql));
             loop {
+                if let Some(item) = c.simple_item(false) {
+                    items.push(item);
+                    c.ws()?;
+                    if !c.eat(b',') {
+                        break;
+                    }
+                    c.ws()?;
+                    continue;
+                }
                 let column = c.column_ref(alias)?;
                 c.ws()?;
                 c.expect_byte(b'=', "'='")?;
                 c.ws()?;
-                let value = c.expr(0)?;
+                let value = c.value()?;
                 items.push(Item { column, value });
                 c.ws()?;
                 if !c.eat(b',') {
@@ -348,9 +412,17 @@ pub fn parse_statement(sql: &str) -> Result<Statement<'_>, SyntaxError> {
     Ok(statement)
 }
 
-/// A cheap upper bound on a statement's items, so the item vector is allocated once.
+/// A cheap estimate of a statement's items, so the item vector is allocated once and no
+/// larger than needed: every item names its column in double quotes (the table's name takes
+/// two pairs). Counting one byte vectorises; an under-estimate only means the vector grows.
 fn estimate_items(sql: &str) -> usize {
-    (sql.len() / 12).clamp(4, 64)
+    // per 32-byte block, in a form the compiler vectorises
+    let quotes: usize = sql
+        .as_bytes()
+        .chunks(32)
+        .map(|block| block.iter().map(|&b| u8::from(b == b'"')).sum::<u8>() as usize)
+        .sum();
+    (quotes / 2).saturating_sub(2).max(4)
 }
 
 fn insert_body<'a>(
@@ -392,7 +464,7 @@ fn insert_body<'a>(
             names.ws()?;
             names.eat(b',');
             names.ws()?;
-            let value = c.expr(0)?;
+            let value = c.value()?;
             items.push(Item { column, value });
             c.ws()?;
             if index + 1 < count {
@@ -432,6 +504,14 @@ fn where_clause<'a>(
     let mut row_id = None;
     loop {
         c.ws()?;
+        if let Some(item) = c.simple_item(true) {
+            items.push(item);
+            c.ws()?;
+            if !c.keyword("and") {
+                break;
+            }
+            continue;
+        }
         let save = c.pos;
         let word = c.bare_word();
         if word.eq_ignore_ascii_case("rowid") && !c.next_is(b'.') {
@@ -448,7 +528,7 @@ fn where_clause<'a>(
             c.ws()?;
             if c.eat(b'=') {
                 c.ws()?;
-                let value = c.expr(0)?;
+                let value = c.value()?;
                 items.push(Item { column, value });
             } else if c.keyword("is") {
                 c.ws()?;
@@ -521,6 +601,34 @@ impl<'a> Iterator for ConcatParts<'a> {
         }
         self.first = false;
         c.atom(0).ok()
+    }
+}
+
+/// A quoted literal starting at `at` (which must hold the opening quote): the literal and the
+/// offset after its closing quote. `None` when `at` holds no quote or the quote is not closed.
+#[inline]
+fn scan_quoted(s: &str, at: usize) -> Option<(QuotedText<'_>, usize)> {
+    let b = s.as_bytes();
+    if b.get(at) != Some(&b'\'') {
+        return None;
+    }
+    let start = at + 1;
+    let mut pos = start;
+    let mut doubled = false;
+    loop {
+        let close = find_byte(b, pos, b'\'')?;
+        if b.get(close + 1) == Some(&b'\'') {
+            doubled = true;
+            pos = close + 2;
+        } else {
+            return Some((
+                QuotedText {
+                    raw: s.get(start..close)?,
+                    doubled,
+                },
+                close + 1,
+            ));
+        }
     }
 }
 
@@ -638,7 +746,15 @@ impl<'a> Cursor<'a> {
     #[inline]
     fn ws(&mut self) -> Result<(), SyntaxError> {
         match self.peek() {
-            Some(b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c | b'/') => self.ws_slow(),
+            // the common case, one blank before the next token
+            Some(b' ') => {
+                self.pos += 1;
+                match self.peek() {
+                    Some(b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c | b'/') => self.ws_slow(),
+                    _ => Ok(()),
+                }
+            }
+            Some(b'\t' | b'\n' | b'\r' | 0x0b | 0x0c | b'/') => self.ws_slow(),
             _ => Ok(()),
         }
     }
@@ -764,6 +880,82 @@ impl<'a> Cursor<'a> {
         }
         self.ws()?;
         Ok(Some(word))
+    }
+
+    /// The item shapes LogMiner writes most, read in one pass: `"C" = 'text'` and (in a WHERE
+    /// clause, `is_null_allowed`) `"C" IS NULL`, with exactly these blanks, no `""` in the
+    /// name and no `||` after the value. Leaves the cursor after the item; `None` (cursor
+    /// unmoved) for anything else, which the general path then reads — identically for these
+    /// shapes.
+    #[inline]
+    fn simple_item(&mut self, is_null_allowed: bool) -> Option<Item<'a>> {
+        if !fast_paths() {
+            return None;
+        }
+        let b = self.bytes();
+        let p = self.pos;
+        if b.get(p) != Some(&b'"') {
+            return None;
+        }
+        let close = find_byte(b, p + 1, b'"')?;
+        let column = Ident {
+            raw: self.s.get(p + 1..close)?,
+            quoted: true,
+            doubled: false,
+        };
+        let after = b.get(close + 1..)?;
+        if after.starts_with(b" = '") {
+            let (text, end) = self.lone_quoted_at(close + 4)?;
+            self.pos = end;
+            return Some(Item {
+                column,
+                value: Literal::Quoted(text),
+            });
+        }
+        if is_null_allowed
+            && after.starts_with(b" IS NULL")
+            && !after.get(8).is_some_and(|&c| is_word_byte(c))
+        {
+            self.pos = close + 9;
+            return Some(Item {
+                column,
+                value: Literal::Null,
+            });
+        }
+        None
+    }
+
+    /// A quoted literal at `at` that is a whole value (no `||` follows it), and the offset after
+    /// its closing quote; `None` for anything else.
+    #[inline]
+    fn lone_quoted_at(&self, at: usize) -> Option<(QuotedText<'a>, usize)> {
+        if !fast_paths() {
+            return None;
+        }
+        let (text, end) = scan_quoted(self.s, at)?;
+        // a `||` (or a comment that may hide one) after the value makes it a concatenation
+        let b = self.bytes();
+        let mut k = end;
+        while b
+            .get(k)
+            .is_some_and(|&c| matches!(c, b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c))
+        {
+            k += 1;
+        }
+        if matches!(b.get(k), Some(b'|' | b'/')) {
+            return None;
+        }
+        Some((text, end))
+    }
+
+    /// `expr`, with a lone quoted literal (most values) read in one pass.
+    #[inline]
+    fn value(&mut self) -> Result<Literal<'a>, SyntaxError> {
+        if let Some((text, end)) = self.lone_quoted_at(self.pos) {
+            self.pos = end;
+            return Ok(Literal::Quoted(text));
+        }
+        self.expr(0)
     }
 
     /// A column reference, optionally prefixed by the statement's alias.
@@ -1016,6 +1208,110 @@ mod tests {
             find_byte(&[0x80, 0xa7, b'\'', 0xff, 0x27, 1, 2, 3, 4], 0, b'\''),
             Some(2)
         );
+    }
+
+    /// Statements that exercise the edges of the one-pass fast paths: each must parse (or
+    /// fail) exactly as the general parser reads it, and every value must convert the same.
+    #[test]
+    fn fast_paths_agree_with_the_general_parser() {
+        use crate::decode::convert::convert;
+        use cdc_core::table::{ColumnDef, ColumnType};
+
+        let values = [
+            "'abc'",
+            "'it''s'",
+            "''''",
+            "''",
+            "'a' || 'b'",
+            "'a'  ||  'b'",
+            "'a'/* c */|| 'b'",
+            "'a' /* c */",
+            "'a'\t|| 'b'",
+            "'unterminated",
+            "'x''",
+            "NULL",
+            "42",
+            "-1.5e3",
+            "TO_DATE('2026-02-28 13:45:59', 'YYYY-MM-DD HH24:MI:SS')",
+            "TO_DATE('2026-02-28 13:45:59','SYYYY-MM-DD HH24:MI:SS')",
+            "TO_DATE('2026-02-28 13:45:59',  'yyyy-mm-dd hh24:mi:ss')",
+            "TO_DATE('2026-02-28 13:45:59', 'DD-MON-RR')",
+            "TO_DATE('2026-02-28 13:45:59', 'YYYY-MM-DD HH24:MI:SS', 'x')",
+            "TO_DATE('2026-02-28 13:45:59' || '', 'YYYY-MM-DD HH24:MI:SS')",
+            "TO_DATE( '2026-02-28 13:45:59' , 'YYYY-MM-DD HH24:MI:SS' )",
+            "TO_DATE('2026-02-28 13:45:59',/**/'YYYY-MM-DD HH24:MI:SS')",
+            "TO_DATE('2026-02-28 13:45:59', 42)",
+            "TO_TIMESTAMP('2026-03-29 01:30:00.123456000')",
+            "TO_TIMESTAMP('2026-03-29 01:30:00.')",
+            "TO_TIMESTAMP_TZ('2026-03-29 01:30:00.1 +05:30')",
+            "TO_TIMESTAMP_TZ('2026-03-29 01:30:00.1 -08:00')",
+            "TO_TIMESTAMP_TZ('2026-03-29 01:30:00.1 +15:00')",
+            "TO_TIMESTAMP_TZ('2026-03-29 01:30:00.1 +14:60')",
+            "TO_TIMESTAMP_TZ('2026-03-29 01:30:00.1 +5:30')",
+            "TO_TIMESTAMP_TZ('2026-03-29 01:30:00.1 Europe/Paris')",
+            "TO_DSINTERVAL('+00005 04:03:02.123456')",
+            "TO_DSINTERVAL(' +00005 04:03:02')",
+            "TO_YMINTERVAL('+0012-03')",
+            r"UNISTR('caf\00e9 it''s')",
+            r"UNISTR('\d83d') || UNISTR('\de00')",
+            "UNISTR('a', 'b')",
+            r"UNISTR('\zz00')",
+            r"UNISTR('\00é0')",
+            "HEXTORAW('deadbeef')",
+            "HEXTORAW('dead') || HEXTORAW('beef')",
+            "EMPTY_CLOB()",
+            "Unsupported Type",
+        ];
+        let types = [
+            ColumnType::Number,
+            ColumnType::Varchar2,
+            ColumnType::NVarchar2,
+            ColumnType::Date,
+            ColumnType::Timestamp,
+            ColumnType::TimestampTz,
+            ColumnType::TimestampLtz,
+            ColumnType::IntervalDs,
+            ColumnType::IntervalYm,
+            ColumnType::Raw,
+            ColumnType::Clob,
+        ];
+        let shapes = [
+            r#"insert into "O"."T"("A","B") values ({v},{v})"#,
+            r#"insert into "O"."T"("A","B") values ({v}, {v});"#,
+            r#"update "O"."T" set "A" = {v}, "B" = {v} where "K" = {v} and "E" IS NULL"#,
+            r#"update "O"."T" set "A" = {v} where "K" = {v} and ROWID = 'AAA';"#,
+            r#"update "O"."T" a set a."A" = {v} where a."K" = {v}"#,
+            r#"update "O"."T" set "A" = {v} where "K" = {v}"#,
+            r#"delete from "O"."T" where "K" = {v} and "E" IS NULL and "F" = {v}"#,
+            r#"delete from "O"."T" where "K"={v} and "E" is null"#,
+            r#"delete from "O"."T" where "K" = {v} and "E" IS NULLX"#,
+            r#"delete from "O"."T" where "K" = {v} and "E" IS NULL/**/"#,
+            r#"delete from "O"."T" where "A""B" = {v} and "C" IS NULL and "D" = {v}"#,
+            r#"delete from "O"."T" where "K" = {v}  and "D" =  {v}"#,
+            r#"delete from "O"."T" where "K" = {v} and "D" = {v} ;"#,
+        ];
+        let general_only = |on: bool| GENERAL_ONLY.with(|g| g.set(on));
+        for shape in shapes {
+            for v in values {
+                let sql = shape.replace("{v}", v);
+                let fast = parse_statement(&sql);
+                general_only(true);
+                let general = parse_statement(&sql);
+                general_only(false);
+                assert_eq!(fast, general, "{sql}");
+                let Ok(stmt) = fast else { continue };
+                for item in stmt.items() {
+                    for ty in &types {
+                        let column = ColumnDef::new("C", 1, ty.clone());
+                        let fast = convert(&item.value, &column);
+                        general_only(true);
+                        let general = convert(&item.value, &column);
+                        general_only(false);
+                        assert_eq!(fast, general, "{sql} as {ty:?}");
+                    }
+                }
+            }
+        }
     }
 
     #[test]

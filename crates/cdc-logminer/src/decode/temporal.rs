@@ -129,6 +129,20 @@ pub fn parse_timestamp_tz(text: &str) -> Result<(OracleDateTime, Option<TimeZone
 fn parse_zone(zone: &str) -> Result<TimeZone> {
     let b = zone.as_bytes();
     match b.first() {
+        // `+05:30`, as the session's TZH:TZM writes it
+        Some(&sign @ (b'+' | b'-'))
+            if b.len() == 6
+                && b[3] == b':'
+                && [b[1], b[2], b[4], b[5]].iter().all(u8::is_ascii_digit) =>
+        {
+            let h = i16::from(b[1] - b'0') * 10 + i16::from(b[2] - b'0');
+            let m = i16::from(b[4] - b'0') * 10 + i16::from(b[5] - b'0');
+            if h > 14 || m > 59 {
+                return Err("a time zone offset out of range");
+            }
+            let total = h * 60 + m;
+            Ok(TimeZone::Offset(if sign == b'-' { -total } else { total }))
+        }
         Some(&sign @ (b'+' | b'-')) => {
             let colon = zone.find(':').ok_or("a time zone offset without ':'")?;
             let hours = zone.get(1..colon).ok_or("a bad time zone offset")?;
@@ -233,6 +247,13 @@ pub fn parse_interval_ym(text: &str) -> Result<i64> {
 
 /// `+DDDDD HH:MI:SS[.F{0,9}]` → nanoseconds.
 pub fn parse_interval_ds(text: &str) -> Result<i128> {
+    match interval_ds_canonical(text) {
+        Some(result) => result,
+        None => interval_ds_general(text),
+    }
+}
+
+fn interval_ds_general(text: &str) -> Result<i128> {
     let (negative, rest) = sign_and_rest(text);
     let (days, time) = rest
         .split_once(' ')
@@ -269,6 +290,74 @@ pub fn parse_interval_ds(text: &str) -> Result<i128> {
     let secs = i128::from(days) * 86_400 + i128::from(h * 3600 + m * 60 + s);
     let total = secs * 1_000_000_000 + nanos;
     Ok(if negative { -total } else { total })
+}
+
+/// A run of 1 to `max` ASCII digits at `at`: its value and length; `None` for no digit or
+/// more than `max`.
+#[inline]
+fn digit_run(b: &[u8], at: usize, max: usize) -> Option<(i64, usize)> {
+    let mut value = 0i64;
+    let mut n = 0;
+    while let Some(&d) = b.get(at + n) {
+        if !d.is_ascii_digit() {
+            break;
+        }
+        if n == max {
+            return None;
+        }
+        value = value * 10 + i64::from(d - b'0');
+        n += 1;
+    }
+    (n > 0).then_some((value, n))
+}
+
+/// The form LogMiner writes, `[+-]D{1,9} H{1,2}:M{1,2}:S{1,2}[.F{0,9}]` with nothing around
+/// it, read in one pass. `None` for any other text: [`parse_interval_ds`]'s general path
+/// decides then (it reads this form identically).
+fn interval_ds_canonical(text: &str) -> Option<Result<i128>> {
+    let b = text.as_bytes();
+    let (negative, mut i) = match b.first()? {
+        b'-' => (true, 1),
+        b'+' => (false, 1),
+        _ => (false, 0),
+    };
+    let (days, n) = digit_run(b, i, 9)?;
+    i += n;
+    if b.get(i) != Some(&b' ') {
+        return None;
+    }
+    let mut fields = [0i64; 3];
+    for (k, field) in fields.iter_mut().enumerate() {
+        i += 1;
+        let (v, n) = digit_run(b, i, 2)?;
+        *field = v;
+        i += n;
+        if k < 2 && b.get(i) != Some(&b':') {
+            return None;
+        }
+    }
+    let mut nanos: i128 = 0;
+    if i < b.len() {
+        if b[i] != b'.' {
+            return None;
+        }
+        i += 1;
+        let digits = b.len() - i;
+        if digits > 0 {
+            let (f, n) = digit_run(b, i, 9)?;
+            if n != digits {
+                return None;
+            }
+            nanos = i128::from(f) * 10i128.pow(9 - n as u32);
+        }
+    }
+    let [h, m, s] = fields;
+    if h > 23 || m > 59 || s > 59 {
+        return Some(Err("interval field out of range"));
+    }
+    let secs = i128::from(days) * 86_400 + i128::from(h * 3600 + m * 60 + s);
+    let total = secs * 1_000_000_000 + nanos;
+    Some(Ok(if negative { -total } else { total }))
 }
 
 #[cfg(test)]
@@ -351,5 +440,41 @@ mod tests {
         );
         assert_eq!(parse_interval_ds("-00000 00:00:01"), Ok(-1_000_000_000));
         assert!(parse_interval_ds("+00005 24:00:00").is_err());
+    }
+
+    #[test]
+    fn canonical_interval_ds_agrees_with_the_general_path() {
+        for text in [
+            "+00005 04:03:02.123456",
+            "-00000 00:00:01",
+            "+00005 24:00:00",
+            "5 4:3:2",
+            "+5 4:3:2.",
+            "+123456789 23:59:59.999999999",
+            "+1234567890 00:00:00",
+            "+1 00:00:00.1234567890",
+            "+1 00:60:00",
+            "+1 00:00:60",
+            "+1 000:00:00",
+            "+1 00:00",
+            "+1 00:00:00:00",
+            "+1 00:00:00.12a",
+            "+1  00:00:00",
+            " +1 00:00:00",
+            "+1 00:00:00 ",
+            "++1 00:00:00",
+            "-",
+            "",
+            "+1 00:00:00..5",
+        ] {
+            if let Some(fast) = interval_ds_canonical(text) {
+                assert_eq!(fast, interval_ds_general(text), "{text:?}");
+            }
+            assert_eq!(
+                parse_interval_ds(text),
+                interval_ds_general(text),
+                "{text:?}"
+            );
+        }
     }
 }
