@@ -13,9 +13,9 @@ macro_rules! choice {
         $name:ident { $( $(#[$vmeta:meta])* $variant:ident = $text:literal ),+ $(,)? }
     ) => {
         $(#[$meta])*
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
         pub enum $name {
-            $( $(#[$vmeta])* $variant ),+
+            $( $(#[$vmeta])* #[serde(rename = $text)] $variant ),+
         }
 
         impl $name {

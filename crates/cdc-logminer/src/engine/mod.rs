@@ -169,10 +169,7 @@ impl EngineSettings {
         buffer.spill_dir = config.spill_dir(&std::env::temp_dir());
         EngineSettings {
             server: config.topics.prefix.clone(),
-            capture_mode: match config.capture.mode {
-                cdc_core::config::CaptureMode::Online => CaptureMode::Online,
-                cdc_core::config::CaptureMode::ArchiveOnly => CaptureMode::ArchiveOnly,
-            },
+            capture_mode: config.capture.mode,
             archive_destination: config.capture.archive_destination.clone(),
             start_scn: config.capture.start_scn,
             target_latency: config.mining.target_latency,

@@ -103,16 +103,8 @@ pub struct DatabaseIdentity {
     pub open_pdbs: Vec<PdbInfo>,
 }
 
-/// `cdc.capture.mode`: which logs the inventory offers.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum CaptureMode {
-    /// Archived copies, plus the online logs for the part not yet archived.
-    #[default]
-    Online,
-    /// Archived copies only.
-    ArchiveOnly,
-}
+/// `cdc.capture.mode`: which logs the inventory offers (the configuration's own type).
+pub use cdc_core::config::CaptureMode;
 
 /// What the engine asks the log inventory for.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
