@@ -375,3 +375,50 @@ fn rows_after_an_alter_in_the_same_step_use_the_new_layout() {
     );
     assert_eq!(engine.metrics().step_cuts, 1);
 }
+
+#[test]
+fn archive_only_mines_a_change_once_its_log_is_archived() {
+    let run = |archived: bool, mode: cdc_logminer::source::CaptureMode| {
+        let mut events = vec![
+            r#"{"event": "insert", "session": "s1", "table": "APP.CUSTOMERS", "values": {"ID": 1, "NAME": "a"}}"#,
+            r#"{"event": "commit", "session": "s1"}"#,
+        ];
+        if archived {
+            events.push(r#"{"event": "log_switch"}"#);
+            events.push(r#"{"event": "archive"}"#);
+        }
+        let json = format!(
+            r#"{{"name": "archive", "database": {{"seed": 18}}, "events": [{}]}}"#,
+            events.join(",")
+        );
+        let db = Scenario::from_json(&json)
+            .unwrap()
+            .play()
+            .unwrap()
+            .database()
+            .clone();
+        let spill = tempfile::tempdir().unwrap();
+        let clock = ManualClock::default();
+        let mut s = settings(&spill);
+        s.capture_mode = mode;
+        s.start_scn = Some(oldest_scn(&db));
+        let mut engine = CaptureEngine::open(
+            cdc_logminer::sim::SimSource::new(db),
+            s,
+            None,
+            Box::new(clock.clone()),
+        )
+        .unwrap();
+        let mut records = Vec::new();
+        run_until_quiet(&mut engine, &clock, &mut records, 3).unwrap();
+        delivered(&records).len()
+    };
+    use cdc_logminer::source::CaptureMode::{ArchiveOnly, Online};
+    assert_eq!(run(false, Online), 1, "online mode mines the current log");
+    assert_eq!(
+        run(false, ArchiveOnly),
+        0,
+        "archive_only waits for the archive"
+    );
+    assert_eq!(run(true, ArchiveOnly), 1);
+}

@@ -4,7 +4,7 @@
 
 use cdc_core::{CdcCode, CdcError, RedoThread};
 
-use crate::source::LogFile;
+use crate::source::{CaptureMode, LogFile};
 
 /// The logs a step may mine, starting with the one holding the cursor, in sequence order.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -13,16 +13,20 @@ pub struct LogPlan {
 }
 
 impl LogPlan {
-    /// The first `n` logs (at least one).
+    /// The first `n` logs (at least one, when there is one).
     pub fn window(&self, n: usize) -> &[LogFile] {
-        let n = n.clamp(1, self.logs.len().max(1));
-        &self.logs[..n.min(self.logs.len())]
+        &self.logs[..n.max(1).min(self.logs.len())]
     }
 }
 
 /// Checks the inventory from log sequence `from_seq` on and returns the continuous run of
-/// logs to mine.
-pub fn plan_logs(inventory: &[LogFile], from_seq: u32) -> Result<LogPlan, CdcError> {
+/// logs to mine. In `archive_only` mode a cursor past the newest archived log is no gap: its
+/// redo is not archived yet, and the plan is empty until it is.
+pub fn plan_logs(
+    inventory: &[LogFile],
+    from_seq: u32,
+    mode: CaptureMode,
+) -> Result<LogPlan, CdcError> {
     let mut threads: Vec<RedoThread> = inventory.iter().map(|l| l.thread).collect();
     threads.sort();
     threads.dedup();
@@ -47,6 +51,9 @@ pub fn plan_logs(inventory: &[LogFile], from_seq: u32) -> Result<LogPlan, CdcErr
         .collect();
     logs.sort_by_key(|l| l.sequence);
     let Some(first) = logs.first() else {
+        if mode == CaptureMode::ArchiveOnly {
+            return Ok(LogPlan { logs: Vec::new() });
+        }
         return Err(CdcError::new(
             CdcCode::LogGap,
             format!(
@@ -135,7 +142,7 @@ mod tests {
     #[test]
     fn continuous_logs_are_planned_from_the_cursor() {
         let inv = vec![log(4), log(5), log(6), log(7)];
-        let plan = plan_logs(&inv, 5).unwrap();
+        let plan = plan_logs(&inv, 5, CaptureMode::Online).unwrap();
         assert_eq!(
             plan.logs.iter().map(|l| l.sequence).collect::<Vec<_>>(),
             [5, 6, 7]
@@ -147,26 +154,40 @@ mod tests {
 
     #[test]
     fn gaps_and_purges_stop() {
-        let e = plan_logs(&[log(5), log(7)], 5).unwrap_err();
+        let e = plan_logs(&[log(5), log(7)], 5, CaptureMode::Online).unwrap_err();
         assert_eq!(e.code(), CdcCode::LogGap);
-        let e = plan_logs(&[log(6), log(7)], 5).unwrap_err();
+        let e = plan_logs(&[log(6), log(7)], 5, CaptureMode::Online).unwrap_err();
         assert_eq!(e.code(), CdcCode::LogGap);
-        let e = plan_logs(&[], 5).unwrap_err();
+        let e = plan_logs(&[], 5, CaptureMode::Online).unwrap_err();
+        assert_eq!(e.code(), CdcCode::LogGap);
+        // archive_only: nothing archived at or after the cursor yet is a wait, not a gap
+        assert!(
+            plan_logs(&[log(3), log(4)], 5, CaptureMode::ArchiveOnly)
+                .unwrap()
+                .logs
+                .is_empty()
+        );
+        // but a missing sequence before archived ones is still a gap
+        let e = plan_logs(&[log(6)], 5, CaptureMode::ArchiveOnly).unwrap_err();
         assert_eq!(e.code(), CdcCode::LogGap);
         let mut purged = log(6);
         purged.deleted = true;
-        let e = plan_logs(&[log(5), purged, log(7)], 5).unwrap_err();
+        let e = plan_logs(&[log(5), purged, log(7)], 5, CaptureMode::Online).unwrap_err();
         assert_eq!(e.code(), CdcCode::LogPurged);
         let mut expired = log(5);
         expired.status = LogStatus::Expired;
         assert_eq!(
-            plan_logs(&[expired], 5).unwrap_err().code(),
+            plan_logs(&[expired], 5, CaptureMode::Online)
+                .unwrap_err()
+                .code(),
             CdcCode::LogPurged
         );
         let mut nameless = log(5);
         nameless.name = None;
         assert_eq!(
-            plan_logs(&[nameless], 5).unwrap_err().code(),
+            plan_logs(&[nameless], 5, CaptureMode::Online)
+                .unwrap_err()
+                .code(),
             CdcCode::LogPurged
         );
     }
@@ -175,7 +196,7 @@ mod tests {
     fn a_second_thread_is_refused() {
         let mut other = log(5);
         other.thread = RedoThread(2);
-        let e = plan_logs(&[log(5), other], 5).unwrap_err();
+        let e = plan_logs(&[log(5), other], 5, CaptureMode::Online).unwrap_err();
         assert_eq!(e.code(), CdcCode::Topology);
     }
 }

@@ -659,7 +659,15 @@ impl<S: RedoSource> CaptureEngine<S> {
             destination: self.settings.archive_destination.clone(),
         };
         let inventory = self.source.log_inventory(&query)?;
-        let plan = plan_logs(&inventory, self.cursor.log_seq).map_err(ReadError::Stop)?;
+        let plan = plan_logs(&inventory, self.cursor.log_seq, self.settings.capture_mode)
+            .map_err(ReadError::Stop)?;
+        if plan.logs.is_empty() {
+            // archive_only: the cursor's log is not archived yet
+            return Ok(ReadStep {
+                rows: Vec::new(),
+                cut: false,
+            });
+        }
         let window_logs = plan.window(self.window.logs()).to_vec();
         let start_scn = window_logs
             .first()
@@ -1526,11 +1534,25 @@ fn initial_cursor<S: RedoSource>(
         })
         .map_err(source_stop)?;
     let scn = position.resume.scn;
-    let holding = inventory
-        .iter()
-        .filter(|l| l.first_scn <= scn && scn < l.next_scn)
-        .map(|l| l.sequence)
-        .min();
+    let holding_log = |logs: &[crate::source::LogFile]| {
+        logs.iter()
+            .filter(|l| l.first_scn <= scn && scn < l.next_scn)
+            .map(|l| l.sequence)
+            .min()
+    };
+    let mut holding = holding_log(&inventory);
+    if holding.is_none() && settings.capture_mode == CaptureMode::ArchiveOnly {
+        // the start is in redo not archived yet: the online logs name its sequence, and
+        // mining waits until that log is archived
+        let online = source
+            .log_inventory(&LogInventoryQuery {
+                from: Scn::ZERO,
+                mode: CaptureMode::Online,
+                destination: settings.archive_destination.clone(),
+            })
+            .map_err(source_stop)?;
+        holding = holding_log(&online);
+    }
     let Some(log_seq) = holding else {
         let oldest = inventory.iter().map(|l| l.first_scn).min();
         return Err(CdcError::new(
