@@ -412,6 +412,9 @@ pub struct CommitSummary {
     pub buffered_at_ms: u64,
     /// Changes the commit publishes, undo rows applied.
     pub event_count: u64,
+    /// Bytes of change data the transaction held at its COMMIT (heap or spill file): the
+    /// size the delivery side bounds its Kafka transactions by (`cdc.eos.split.max.bytes`).
+    pub data_bytes: u64,
     pub spilled: bool,
     pub journaled: Option<JournalMark>,
 }
@@ -686,6 +689,7 @@ impl TransactionBuffer {
         };
         self.counters.committed += 1;
         self.buffered_events -= txn.events;
+        let data_bytes = txn.heap_bytes() + txn.disk_bytes();
         let mut summary = CommitSummary {
             key,
             start: txn.start,
@@ -693,6 +697,7 @@ impl TransactionBuffer {
             last_row: txn.last_row,
             buffered_at_ms: txn.buffered_at_ms,
             event_count: 0,
+            data_bytes,
             spilled: false,
             journaled: txn.journaled,
         };

@@ -26,17 +26,24 @@
 pub mod base64;
 pub mod builder;
 pub mod connect;
+pub mod connector;
+pub mod control;
+pub mod demo;
 pub mod error;
 pub mod headers;
 pub mod key;
+pub mod metrics;
 pub mod names;
 pub mod offsets_kafka;
 pub mod order;
+pub mod readback;
+pub mod rest;
 pub mod settings;
 pub mod side;
 pub mod topic;
 pub mod types;
 pub mod value;
+pub mod worker;
 
 pub use builder::{KafkaRecord, RecordBuilder, RecordContext, SourceOffset};
 pub use error::BridgeError;

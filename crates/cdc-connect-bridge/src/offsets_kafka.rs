@@ -151,7 +151,7 @@ impl OffsetStoreError {
 }
 
 /// `message` with every non-empty value of `props` replaced by `***`, longest first.
-fn redact(mut message: String, props: &[(String, String)]) -> String {
+pub(crate) fn redact(mut message: String, props: &[(String, String)]) -> String {
     let mut values: Vec<&str> = props
         .iter()
         .map(|(_, value)| value.as_str())
@@ -240,13 +240,38 @@ impl KafkaOffsetStore {
         client_props: &[(String, String)],
         timeout: Duration,
     ) -> Result<KafkaOffsetStore, OffsetStoreError> {
+        Self::open_with(
+            bootstrap,
+            topic,
+            connector,
+            prefix,
+            client_props,
+            timeout,
+            true,
+        )
+    }
+
+    /// [`KafkaOffsetStore::open_with_timeout`]; with `manage_topic` false the topic is neither
+    /// created nor checked: it must exist (a cluster without the admin API, such as the
+    /// demo's mock cluster).
+    pub fn open_with(
+        bootstrap: &str,
+        topic: &str,
+        connector: &str,
+        prefix: &str,
+        client_props: &[(String, String)],
+        timeout: Duration,
+        manage_topic: bool,
+    ) -> Result<KafkaOffsetStore, OffsetStoreError> {
         let base = base_config(bootstrap, client_props);
 
-        let admin: AdminClient<DefaultClientContext> = base.create().map_err(|e| {
-            OffsetStoreError::creation("creating the admin client", e, client_props)
-        })?;
-        create_topic_if_absent(&admin, topic, timeout)?;
-        check_compacted(&admin, topic, timeout)?;
+        if manage_topic {
+            let admin: AdminClient<DefaultClientContext> = base.create().map_err(|e| {
+                OffsetStoreError::creation("creating the admin client", e, client_props)
+            })?;
+            create_topic_if_absent(&admin, topic, timeout)?;
+            check_compacted(&admin, topic, timeout)?;
+        }
 
         let mut producer_config = base.clone();
         producer_config
@@ -481,7 +506,7 @@ impl KafkaOffsetStore {
     }
 }
 
-fn base_config(bootstrap: &str, client_props: &[(String, String)]) -> ClientConfig {
+pub(crate) fn base_config(bootstrap: &str, client_props: &[(String, String)]) -> ClientConfig {
     let mut config = ClientConfig::new();
     config.set("bootstrap.servers", bootstrap);
     config.set_log_level(RDKafkaLogLevel::Warning);
@@ -491,7 +516,7 @@ fn base_config(bootstrap: &str, client_props: &[(String, String)]) -> ClientConf
     config
 }
 
-fn millis(duration: Duration) -> String {
+pub(crate) fn millis(duration: Duration) -> String {
     duration.as_millis().clamp(1, i32::MAX as u128).to_string()
 }
 
@@ -545,7 +570,7 @@ fn check_compacted(
 
 /// Runs a future to completion on this thread. The admin client's futures are completed by its
 /// own background thread, so no runtime is needed.
-fn block_on<F: Future>(future: F) -> F::Output {
+pub(crate) fn block_on<F: Future>(future: F) -> F::Output {
     struct ThreadWaker(Thread);
     impl Wake for ThreadWaker {
         fn wake(self: Arc<Self>) {

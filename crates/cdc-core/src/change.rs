@@ -348,6 +348,10 @@ pub struct CommitInfo {
     pub first_scn: Scn,
     /// Number of changes the transaction publishes.
     pub event_count: u64,
+    /// Bytes of change data the transaction held when it committed (as the buffer measures
+    /// it); what `cdc.eos.split.max.bytes` bounds. 0 when unknown.
+    #[serde(default)]
+    pub data_bytes: u64,
 }
 
 /// A committed transaction with its changes in redo order.

@@ -149,6 +149,7 @@ pub fn commit(con: u32, pdb: Option<&str>, event_count: u64) -> Arc<CommitInfo> 
         username: Some("APP_USER".into()),
         first_scn: Scn(5_000_100),
         event_count,
+        data_bytes: 0,
     })
 }
 

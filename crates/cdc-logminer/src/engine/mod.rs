@@ -1116,6 +1116,7 @@ impl<S: RedoSource> CaptureEngine<S> {
                 .or_else(|| row.username.clone()),
             first_scn: summary.first_scn(),
             event_count,
+            data_bytes: summary.data_bytes,
         });
         let own_hold = own_hold.unwrap_or(mined_to);
         let mut emitted = 0;

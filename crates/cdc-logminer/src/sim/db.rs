@@ -531,6 +531,17 @@ impl SimDatabase {
         Scn(self.scn)
     }
 
+    /// Whether the redo has reached `rs_id`: a record at or after it was written. A simulated
+    /// database restarted from its seed replays its workload until then, so a stored position
+    /// finds the redo it resumes from.
+    pub fn redo_reached(&self, rs_id: RsId) -> bool {
+        self.logs.iter().any(|log| {
+            log.records
+                .last()
+                .is_some_and(|placed| placed.rs_id >= rs_id)
+        })
+    }
+
     /// The containers (one for a non-CDB) with their tables and current rows.
     pub fn containers(&self) -> &[Container] {
         &self.containers

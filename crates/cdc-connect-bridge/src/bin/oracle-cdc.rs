@@ -1,0 +1,235 @@
+//! `oracle-cdc`: runs an Oracle change-data-capture connector beside Kafka, in the place a
+//! Kafka Connect worker would run it, or a self-contained demo.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use cdc_connect_bridge::connector::Connector;
+use cdc_connect_bridge::control::ConnectorControl;
+use cdc_connect_bridge::demo::{DemoOptions, run_demo};
+use cdc_core::config::Config;
+use clap::{Parser, Subcommand};
+
+/// Exit code of a command line or configuration mistake.
+const EXIT_USAGE: u8 = 64;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "oracle-cdc",
+    version,
+    about = "Oracle change data capture to Kafka: every committed change, exactly once, in commit order",
+    long_about = "Mines the Oracle redo log with LogMiner and delivers every committed row change \
+to Kafka topics (one per table, Debezium-compatible JSON), with its offsets in a Kafka \
+Connect-format offsets topic and Kafka Connect's REST API for status, stop/pause/resume and \
+offsets.\n\nNew here? `oracle-cdc demo` runs a simulated database through the whole pipeline \
+into an in-process Kafka in under a minute. Then write a connector configuration (see \
+docs/configuration.md) and start it with `oracle-cdc run --config connector.properties`."
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Run a connector until SIGINT or SIGTERM.
+    #[command(
+        long_about = "Runs the connector a configuration describes: a Java properties file \
+(connector.properties), the `config` object of a Kafka Connect JSON body \
+({\"name\": …, \"config\": {…}}) or a flat JSON object. Every problem in the configuration is \
+reported at once, naming the key. The REST API listens on cdc.rest.listen \
+(127.0.0.1:8083 by default). SIGINT/SIGTERM stop it cleanly: the open Kafka transaction is \
+finished or aborted, what Kafka acknowledged is committed, and it exits 0."
+    )]
+    Run {
+        /// The connector configuration: .properties or .json.
+        #[arg(long, short, value_name = "FILE")]
+        config: PathBuf,
+        /// Exit with status 1 when the task fails, instead of staying up in FAILED state
+        /// (for process supervisors such as systemd or Kubernetes).
+        #[arg(long)]
+        exit_on_failure: bool,
+    },
+    /// Run the simulator's workload through the connector into Kafka and summarise what
+    /// arrived.
+    Demo {
+        /// A Kafka broker to use (host:port) instead of an in-process mock cluster.
+        #[arg(long, value_name = "HOST:PORT")]
+        bootstrap: Option<String>,
+        /// Row changes the simulated database makes.
+        #[arg(long, default_value_t = 2000)]
+        changes: u64,
+        /// Seed of the simulated database: the same seed makes the same redo.
+        #[arg(long, default_value_t = 7)]
+        seed: u64,
+        /// Records to print at the end.
+        #[arg(long, default_value_t = 3)]
+        show: usize,
+        /// Deliver at least once instead of exactly once.
+        #[arg(long)]
+        at_least_once: bool,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    init_logging();
+    match cli.command {
+        Command::Run {
+            config,
+            exit_on_failure,
+        } => run(&config, exit_on_failure),
+        Command::Demo {
+            bootstrap,
+            changes,
+            seed,
+            show,
+            at_least_once,
+        } => {
+            let options = DemoOptions {
+                bootstrap,
+                changes,
+                seed,
+                show,
+                exactly_once: !at_least_once,
+                ..DemoOptions::default()
+            };
+            let mut stdout = std::io::stdout();
+            match run_demo(&options, &mut stdout) {
+                Ok(_) => ExitCode::SUCCESS,
+                Err(error) => {
+                    eprintln!("{error}");
+                    ExitCode::FAILURE
+                }
+            }
+        }
+    }
+}
+
+fn init_logging() {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,rdkafka=warn"));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .init();
+}
+
+/// Reads a configuration file: Java properties, or JSON (a Connect body or a flat object).
+fn read_config(path: &Path) -> Result<Config, String> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let parsed = if text.trim_start().starts_with('{') {
+        Config::from_connect_json(&text)
+    } else {
+        Config::from_properties(&text)
+    };
+    parsed.map_err(|e| format!("{}: {e}", path.display()))
+}
+
+fn run(path: &Path, exit_on_failure: bool) -> ExitCode {
+    let given = match read_config(path) {
+        Ok(config) => config,
+        Err(message) => {
+            eprintln!("oracle-cdc: {message}");
+            return ExitCode::from(EXIT_USAGE);
+        }
+    };
+    let config = match given.validate() {
+        Ok(config) => config,
+        Err(errors) => {
+            eprintln!(
+                "oracle-cdc: {} is not a valid configuration:\n{errors}",
+                path.display()
+            );
+            return ExitCode::from(EXIT_USAGE);
+        }
+    };
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(error) => {
+            eprintln!("oracle-cdc: cannot start the runtime: {error}");
+            return ExitCode::FAILURE;
+        }
+    };
+    runtime.block_on(serve(config, given, exit_on_failure))
+}
+
+async fn serve(
+    config: cdc_core::config::CdcConfig,
+    given: Config,
+    exit_on_failure: bool,
+) -> ExitCode {
+    let listen = config.rest.listen.to_string();
+    let listener = match tokio::net::TcpListener::bind(&listen).await {
+        Ok(listener) => listener,
+        Err(error) => {
+            eprintln!("oracle-cdc: cannot listen on {listen} (cdc.rest.listen): {error}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let worker_id = listener
+        .local_addr()
+        .map_or(listen.clone(), |a| a.to_string());
+    tracing::info!(rest = %worker_id, connector = %config.connect.name, "oracle-cdc starting");
+    let connector = Arc::new(Connector::new(config, given.iter(), worker_id));
+
+    let (rest_stop, rest_stopped) = tokio::sync::oneshot::channel::<()>();
+    let control: Arc<dyn ConnectorControl> = Arc::clone(&connector) as Arc<dyn ConnectorControl>;
+    let rest = tokio::spawn(cdc_connect_bridge::rest::serve(
+        listener,
+        control,
+        async move {
+            let _ = rest_stopped.await;
+        },
+    ));
+
+    let on_signal = Arc::clone(&connector);
+    tokio::spawn(async move {
+        wait_for_signal().await;
+        tracing::info!("stopping: finishing the open Kafka transaction and committing offsets");
+        on_signal.shutdown();
+    });
+
+    let supervisor = Arc::clone(&connector);
+    let outcome = tokio::task::spawn_blocking(move || supervisor.supervise(exit_on_failure)).await;
+    let _ = rest_stop.send(());
+    let _ = tokio::time::timeout(Duration::from_secs(5), rest).await;
+    match outcome {
+        Ok(Ok(())) => ExitCode::SUCCESS,
+        Ok(Err(error)) => {
+            eprintln!("oracle-cdc: {error}");
+            ExitCode::FAILURE
+        }
+        Err(_) => ExitCode::FAILURE,
+    }
+}
+
+/// SIGINT (Ctrl-C) or SIGTERM.
+async fn wait_for_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        match signal(SignalKind::terminate()) {
+            Ok(mut term) => {
+                tokio::select! {
+                    _ = tokio::signal::ctrl_c() => {}
+                    _ = term.recv() => {}
+                }
+            }
+            Err(_) => {
+                let _ = tokio::signal::ctrl_c().await;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
+}

@@ -1,0 +1,361 @@
+//! The connector as the `oracle-cdc` binary runs it: one task under a supervisor that carries
+//! out Kafka Connect's lifecycle commands (stop, pause, resume, restart) and offset edits, and
+//! implements [`ConnectorControl`] for the REST API.
+//!
+//! States follow Connect: RUNNING while a task runs; PAUSED while it holds still; STOPPED once
+//! the task ended on `stop` (offsets may then be altered or reset); FAILED when the task
+//! ended with an error, with the error as the trace, until `restart` or `resume`.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use cdc_core::config::{CdcConfig, MASK, is_secret_name};
+use cdc_offset::Position;
+use parking_lot::{Condvar, Mutex};
+use serde_json::{Map, Value as Json};
+
+use crate::control::{
+    ConnectorControl, ConnectorState, ConnectorStatus, ControlError, MetricsSnapshot,
+    PartitionOffset,
+};
+use crate::offsets_kafka::KafkaOffsetStore;
+use crate::worker::kafka::KafkaClients;
+use crate::worker::{TaskError, TaskOptions, TaskSignals, TaskStats, run_task};
+
+/// What the operator asked for last.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Desired {
+    Running,
+    Paused,
+    Stopped,
+}
+
+#[derive(Debug)]
+struct Inner {
+    desired: Desired,
+    state: ConnectorState,
+    trace: Option<String>,
+    /// The running task's signals.
+    signals: Option<Arc<TaskSignals>>,
+    /// A restart was asked for: the supervisor starts a new task after the current one ends.
+    restart: bool,
+    stats: Arc<TaskStats>,
+}
+
+/// One connector and its task.
+pub struct Connector {
+    config: CdcConfig,
+    /// The configuration as given, secrets masked.
+    shown_config: BTreeMap<String, String>,
+    worker_id: String,
+    inner: Mutex<Inner>,
+    changed: Condvar,
+    shutdown: AtomicBool,
+    store: Mutex<Option<Arc<KafkaOffsetStore>>>,
+    options: TaskOptions,
+}
+
+impl std::fmt::Debug for Connector {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Connector")
+            .field("name", &self.config.connect.name)
+            .field("worker_id", &self.worker_id)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Connector {
+    /// A connector for a validated configuration; `given` is the configuration as read (its
+    /// secrets are masked before anything shows it); `worker_id` the REST listener's
+    /// `host:port`.
+    pub fn new<'a>(
+        config: CdcConfig,
+        given: impl IntoIterator<Item = (&'a str, &'a str)>,
+        worker_id: String,
+    ) -> Connector {
+        let shown_config = given
+            .into_iter()
+            .map(|(k, v)| {
+                let shown = if is_secret_name(k) { MASK } else { v };
+                (k.to_owned(), shown.to_owned())
+            })
+            .collect();
+        Connector {
+            config,
+            shown_config,
+            worker_id,
+            inner: Mutex::new(Inner {
+                desired: Desired::Running,
+                state: ConnectorState::Restarting,
+                trace: None,
+                signals: None,
+                restart: false,
+                stats: Arc::new(TaskStats::default()),
+            }),
+            changed: Condvar::new(),
+            shutdown: AtomicBool::new(false),
+            store: Mutex::new(None),
+            options: TaskOptions::default(),
+        }
+    }
+
+    /// The same connector with other task options.
+    pub fn with_options(mut self, options: TaskOptions) -> Connector {
+        self.options = options;
+        self
+    }
+
+    pub fn config(&self) -> &CdcConfig {
+        &self.config
+    }
+
+    /// Runs tasks until [`Connector::shutdown`]; with `exit_on_failure`, returns the error of
+    /// the first task that fails instead of waiting in FAILED for a restart.
+    pub fn supervise(&self, exit_on_failure: bool) -> Result<(), TaskError> {
+        loop {
+            let signals = {
+                let mut inner = self.inner.lock();
+                loop {
+                    if self.shutdown.load(Ordering::SeqCst) {
+                        return Ok(());
+                    }
+                    let idle = inner.desired == Desired::Stopped
+                        || (inner.state == ConnectorState::Failed && !inner.restart);
+                    if !idle {
+                        break;
+                    }
+                    self.changed
+                        .wait_for(&mut inner, Duration::from_millis(200));
+                }
+                let signals = Arc::new(TaskSignals::default());
+                signals
+                    .paused
+                    .store(inner.desired == Desired::Paused, Ordering::SeqCst);
+                inner.signals = Some(Arc::clone(&signals));
+                inner.restart = false;
+                inner.trace = None;
+                inner.stats = Arc::new(TaskStats::default());
+                inner.state = match inner.desired {
+                    Desired::Paused => ConnectorState::Paused,
+                    _ => ConnectorState::Running,
+                };
+                signals
+            };
+            let stats = Arc::clone(&self.inner.lock().stats);
+            let result = run_task(&self.config, &stats, &signals, self.options);
+            let mut inner = self.inner.lock();
+            inner.signals = None;
+            match result {
+                Ok(()) => {
+                    inner.state = if inner.restart {
+                        ConnectorState::Restarting
+                    } else {
+                        ConnectorState::Stopped
+                    };
+                }
+                Err(error) => {
+                    tracing::error!(%error, "the task failed");
+                    inner.state = ConnectorState::Failed;
+                    inner.trace = Some(error.to_string());
+                    if exit_on_failure {
+                        return Err(error);
+                    }
+                }
+            }
+            self.changed.notify_all();
+        }
+    }
+
+    /// Stops the task (SIGINT/SIGTERM) and makes [`Connector::supervise`] return.
+    pub fn shutdown(&self) {
+        self.shutdown.store(true, Ordering::SeqCst);
+        let inner = self.inner.lock();
+        if let Some(signals) = &inner.signals {
+            signals.stop.store(true, Ordering::SeqCst);
+        }
+        self.changed.notify_all();
+    }
+
+    fn offsets_store(&self) -> Result<Arc<KafkaOffsetStore>, ControlError> {
+        let mut slot = self.store.lock();
+        if let Some(store) = slot.as_ref() {
+            return Ok(Arc::clone(store));
+        }
+        let clients = KafkaClients::from_config(&self.config)
+            .map_err(|e| ControlError::Internal(e.to_string()))?;
+        let store = KafkaOffsetStore::open_with(
+            &clients.bootstrap,
+            &self.config.connect.offset_storage_topic,
+            &self.config.connect.name,
+            &self.config.topics.prefix,
+            clients.props(),
+            crate::offsets_kafka::DEFAULT_TIMEOUT,
+            self.options.create_topics,
+        )
+        .map_err(|e| ControlError::Internal(e.to_string()))?;
+        let store = Arc::new(store);
+        *slot = Some(Arc::clone(&store));
+        Ok(store)
+    }
+
+    fn require_stopped(&self, what: &str) -> Result<(), ControlError> {
+        let state = self.inner.lock().state;
+        if state == ConnectorState::Stopped {
+            Ok(())
+        } else {
+            Err(ControlError::BadRequest(format!(
+                "Connectors must be in the STOPPED state before their offsets can be {what}. \
+                 This can be done for the specified connector by issuing a 'PUT' request to \
+                 the '/connectors/{}/stop' endpoint",
+                self.config.connect.name
+            )))
+        }
+    }
+
+    fn partition(&self) -> Map<String, Json> {
+        cdc_offset::codec::partition(&self.config.topics.prefix)
+    }
+}
+
+impl ConnectorControl for Connector {
+    fn name(&self) -> String {
+        self.config.connect.name.clone()
+    }
+
+    fn config(&self) -> BTreeMap<String, String> {
+        self.shown_config.clone()
+    }
+
+    fn status(&self) -> ConnectorStatus {
+        let inner = self.inner.lock();
+        ConnectorStatus {
+            state: inner.state,
+            worker_id: self.worker_id.clone(),
+            trace: inner.trace.clone(),
+        }
+    }
+
+    fn stop(&self) -> Result<(), ControlError> {
+        let mut inner = self.inner.lock();
+        inner.desired = Desired::Stopped;
+        inner.restart = false;
+        match &inner.signals {
+            Some(signals) => signals.stop.store(true, Ordering::SeqCst),
+            None => inner.state = ConnectorState::Stopped,
+        }
+        self.changed.notify_all();
+        Ok(())
+    }
+
+    fn pause(&self) -> Result<(), ControlError> {
+        let mut inner = self.inner.lock();
+        inner.desired = Desired::Paused;
+        if let Some(signals) = &inner.signals {
+            signals.paused.store(true, Ordering::SeqCst);
+            inner.state = ConnectorState::Paused;
+        }
+        self.changed.notify_all();
+        Ok(())
+    }
+
+    fn resume(&self) -> Result<(), ControlError> {
+        let mut inner = self.inner.lock();
+        inner.desired = Desired::Running;
+        if let Some(signals) = &inner.signals {
+            signals.paused.store(false, Ordering::SeqCst);
+            inner.state = ConnectorState::Running;
+        } else if inner.state == ConnectorState::Failed {
+            inner.restart = true;
+        }
+        self.changed.notify_all();
+        Ok(())
+    }
+
+    fn restart(&self) -> Result<(), ControlError> {
+        let mut inner = self.inner.lock();
+        if inner.desired == Desired::Stopped {
+            inner.desired = Desired::Running;
+        }
+        inner.restart = true;
+        if let Some(signals) = &inner.signals {
+            signals.stop.store(true, Ordering::SeqCst);
+            inner.state = ConnectorState::Restarting;
+        }
+        self.changed.notify_all();
+        Ok(())
+    }
+
+    fn offsets(&self) -> Result<Vec<PartitionOffset>, ControlError> {
+        let store = self.offsets_store()?;
+        let position = store
+            .read_latest()
+            .map_err(|e| ControlError::Internal(e.to_string()))?;
+        Ok(position
+            .map(|p| PartitionOffset {
+                partition: self.partition(),
+                offset: Some(p.to_offset_map()),
+            })
+            .into_iter()
+            .collect())
+    }
+
+    fn alter_offsets(&self, offsets: Vec<PartitionOffset>) -> Result<(), ControlError> {
+        self.require_stopped("altered")?;
+        if offsets.is_empty() {
+            return Err(ControlError::BadRequest(
+                "The offsets to alter must not be empty".into(),
+            ));
+        }
+        let own = self.partition();
+        let mut change = None;
+        for entry in offsets {
+            if entry.partition != own {
+                return Err(ControlError::BadRequest(format!(
+                    "Unknown source partition {}: this connector's only partition is {}",
+                    Json::Object(entry.partition),
+                    Json::Object(own.clone())
+                )));
+            }
+            change = Some(entry.offset);
+        }
+        let store = self.offsets_store()?;
+        match change.flatten() {
+            None => store.delete(),
+            Some(map) => {
+                let text = Json::Object(map).to_string();
+                let position = Position::from_json(&text).map_err(|e| {
+                    ControlError::BadRequest(format!("The offset is not valid: {e}"))
+                })?;
+                store.write(&position)
+            }
+        }
+        .map_err(|e| ControlError::Internal(e.to_string()))
+    }
+
+    fn reset_offsets(&self) -> Result<(), ControlError> {
+        self.require_stopped("reset")?;
+        self.offsets_store()?
+            .delete()
+            .map_err(|e| ControlError::Internal(e.to_string()))
+    }
+
+    fn metrics(&self) -> MetricsSnapshot {
+        let stats = Arc::clone(&self.inner.lock().stats);
+        let mut delivery = *stats.delivery.lock();
+        delivery.queue_depth = stats.queue_depth.load(Ordering::SeqCst);
+        let engine = *stats.engine.lock();
+        delivery.scn_lag = if engine.current_scn == 0 {
+            -1
+        } else {
+            i64::try_from(engine.current_scn.saturating_sub(engine.mined_to_scn)).unwrap_or(-1)
+        };
+        MetricsSnapshot {
+            server: self.config.topics.prefix.clone(),
+            engine,
+            buffer: *stats.buffer.lock(),
+            delivery,
+        }
+    }
+}

@@ -1,0 +1,169 @@
+//! Which engine records the broker acknowledged, in order.
+//!
+//! One engine record becomes one or more Kafka records (a delete and its tombstone); it is
+//! acknowledged when all of them are. Delivery reports arrive in any order across partitions,
+//! so the committable position is that of the newest record whose predecessors are all
+//! acknowledged: an offset is never committed ahead of a record still in flight.
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+
+use cdc_offset::Position;
+use rdkafka::error::KafkaError;
+
+#[derive(Debug)]
+struct Inflight {
+    /// Kafka records of this engine record without a delivery report yet.
+    remaining: u32,
+    /// The engine record's position; `None` for records that carry no offset of their own.
+    position: Option<Arc<Position>>,
+}
+
+/// The delivery state of the records sent.
+#[derive(Debug, Default)]
+pub struct AckTracker {
+    /// Engine records from `base` on, oldest first.
+    inflight: VecDeque<Inflight>,
+    base: u64,
+    /// Position of the newest engine record acknowledged with all its predecessors.
+    acked: Option<Arc<Position>>,
+    /// Kafka records acknowledged.
+    acked_records: u64,
+    /// The first delivery failure: the task must stop (a record may be lost otherwise).
+    failure: Option<(String, KafkaError)>,
+}
+
+impl AckTracker {
+    pub fn new() -> AckTracker {
+        AckTracker::default()
+    }
+
+    /// Registers an engine record about to be sent as `records` Kafka records; returns its
+    /// sequence, the opaque its delivery reports carry.
+    pub fn register(&mut self, records: u32, position: Option<Arc<Position>>) -> u64 {
+        let seq = self.base + self.inflight.len() as u64;
+        self.inflight.push_back(Inflight {
+            remaining: records,
+            position,
+        });
+        self.advance();
+        seq
+    }
+
+    /// A Kafka record of engine record `seq` was acknowledged.
+    pub fn ack(&mut self, seq: u64) {
+        self.acked_records += 1;
+        let Some(index) = seq.checked_sub(self.base) else {
+            return;
+        };
+        if let Some(entry) = usize::try_from(index)
+            .ok()
+            .and_then(|i| self.inflight.get_mut(i))
+        {
+            entry.remaining = entry.remaining.saturating_sub(1);
+        }
+        self.advance();
+    }
+
+    /// A Kafka record could not be delivered.
+    pub fn fail(&mut self, topic: String, error: KafkaError) {
+        if self.failure.is_none() {
+            self.failure = Some((topic, error));
+        }
+    }
+
+    fn advance(&mut self) {
+        while self.inflight.front().is_some_and(|e| e.remaining == 0) {
+            if let Some(entry) = self.inflight.pop_front() {
+                self.base += 1;
+                if entry.position.is_some() {
+                    self.acked = entry.position;
+                }
+            }
+        }
+    }
+
+    /// The position of the newest engine record acknowledged with all its predecessors.
+    pub fn acked_position(&self) -> Option<Arc<Position>> {
+        self.acked.clone()
+    }
+
+    pub fn acked_records(&self) -> u64 {
+        self.acked_records
+    }
+
+    /// Engine records sent and not yet acknowledged.
+    pub fn in_flight(&self) -> usize {
+        self.inflight.len()
+    }
+
+    pub fn take_failure(&mut self) -> Option<(String, KafkaError)> {
+        self.failure.take()
+    }
+
+    /// Forgets what is in flight (after a Kafka transaction was aborted: its records will
+    /// never be acknowledged).
+    pub fn clear_inflight(&mut self) {
+        self.base += self.inflight.len() as u64;
+        self.inflight.clear();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cdc_core::Scn;
+    use cdc_offset::{DbIdentity, ResumePoint};
+
+    fn position(scn: u64) -> Arc<Position> {
+        Arc::new(Position::new(
+            ResumePoint::from_scn(Scn(scn)),
+            DbIdentity::new(1, Scn(1)),
+            1,
+        ))
+    }
+
+    #[test]
+    fn the_committable_position_never_passes_a_record_in_flight() {
+        let mut t = AckTracker::new();
+        let a = t.register(1, Some(position(10)));
+        let b = t.register(2, Some(position(20)));
+        let c = t.register(1, Some(position(30)));
+        t.ack(c);
+        assert_eq!(t.acked_position(), None, "c is acked but a and b are not");
+        t.ack(a);
+        assert_eq!(t.acked_position(), Some(position(10)));
+        t.ack(b);
+        assert_eq!(
+            t.acked_position(),
+            Some(position(10)),
+            "b waits for its tombstone"
+        );
+        t.ack(b);
+        assert_eq!(t.acked_position(), Some(position(30)));
+        assert_eq!(t.in_flight(), 0);
+        assert_eq!(t.acked_records(), 4);
+    }
+
+    #[test]
+    fn records_without_a_position_keep_the_previous_one() {
+        let mut t = AckTracker::new();
+        let a = t.register(1, Some(position(10)));
+        let b = t.register(1, None);
+        t.ack(b);
+        t.ack(a);
+        assert_eq!(t.acked_position(), Some(position(10)));
+        assert_eq!(t.in_flight(), 0);
+    }
+
+    #[test]
+    fn an_aborted_transaction_leaves_nothing_in_flight() {
+        let mut t = AckTracker::new();
+        let _ = t.register(1, Some(position(10)));
+        t.clear_inflight();
+        let b = t.register(1, Some(position(20)));
+        assert_eq!(b, 1);
+        t.ack(b);
+        assert_eq!(t.acked_position(), Some(position(20)));
+    }
+}

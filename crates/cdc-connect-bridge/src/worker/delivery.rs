@@ -1,0 +1,498 @@
+//! Engine records to Kafka, exactly once or at least once.
+//!
+//! - Exactly once (`transaction.boundary=connector`): records go out in Kafka transactions of
+//!   the transactional producer; each Kafka transaction ends where [`TransactionPlanner`]
+//!   says, and carries, as its last record, the offset record (the Connect offsets topic) with
+//!   the position of its last engine record, so records and offset commit together.
+//! - At least once: the idempotent producer sends; [`AckTracker`] follows the delivery
+//!   reports; an offsets thread writes the position of the newest record acknowledged with all
+//!   its predecessors, as soon as the previous write is done. After a crash only what was
+//!   sent after the last written offset — the Oracle transactions in flight — is sent again.
+
+use std::collections::{BTreeMap, HashSet};
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::thread::JoinHandle;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use cdc_buffer::OpsEvent;
+use cdc_core::CdcError;
+use cdc_core::config::CdcConfig;
+use cdc_logminer::engine::{EngineRecord, RecordKind};
+use cdc_offset::Position;
+use parking_lot::{Condvar, Mutex};
+
+use crate::builder::{KafkaRecord, RecordBuilder, RecordContext};
+use crate::offsets_kafka::{KafkaOffsetStore, OffsetStoreError};
+use crate::settings::RecordSettings;
+use crate::worker::kafka::{KafkaFailure, RecordProducer, TopicAdmin, TopicSpec};
+use crate::worker::plan::{CommitReason, Decision, EosBounds, Sent, TransactionPlanner};
+use crate::worker::{TaskError, TaskStats};
+
+/// How records are delivered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DeliveryMode {
+    ExactlyOnce,
+    AtLeastOnce,
+}
+
+/// The Oracle transaction being split over several Kafka transactions.
+#[derive(Debug, Clone)]
+struct SplitProgress {
+    xid: String,
+    commit_scn: u64,
+    events: u64,
+    /// Kafka transactions it took so far (including the open one).
+    parts: u64,
+}
+
+/// The delivery side of a task.
+pub struct Delivery {
+    mode: DeliveryMode,
+    builder: RecordBuilder,
+    producer: RecordProducer,
+    store: Arc<KafkaOffsetStore>,
+    /// `None`: the cluster creates topics on first use.
+    admin: Option<TopicAdmin>,
+    stats: Arc<TaskStats>,
+    planner: TransactionPlanner,
+    /// Whether a Kafka transaction is open (exactly once).
+    kafka_txn_open: bool,
+    /// Whether the last record handled ended an Oracle transaction or was a side record.
+    at_boundary: bool,
+    split: Option<SplitProgress>,
+    last_position: Option<Arc<Position>>,
+    /// Topics known to exist.
+    topics: HashSet<String>,
+    committer: Option<OffsetCommitter>,
+    shutdown_timeout: Duration,
+    out: Vec<KafkaRecord>,
+}
+
+impl std::fmt::Debug for Delivery {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Delivery")
+            .field("mode", &self.mode)
+            .field("kafka_txn_open", &self.kafka_txn_open)
+            .field("at_boundary", &self.at_boundary)
+            .finish_non_exhaustive()
+    }
+}
+
+fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}
+
+impl Delivery {
+    pub fn new(
+        mode: DeliveryMode,
+        config: &CdcConfig,
+        settings: RecordSettings,
+        producer: RecordProducer,
+        store: Arc<KafkaOffsetStore>,
+        admin: Option<TopicAdmin>,
+        stats: Arc<TaskStats>,
+    ) -> Delivery {
+        let committer = (mode == DeliveryMode::AtLeastOnce)
+            .then(|| OffsetCommitter::start(Arc::clone(&store), Arc::clone(&stats)));
+        let topics = crate::worker::kafka::side_topic_specs(config)
+            .into_iter()
+            .map(|spec| spec.name)
+            .collect();
+        Delivery {
+            mode,
+            builder: RecordBuilder::new(settings),
+            producer,
+            store,
+            admin,
+            stats,
+            planner: TransactionPlanner::new(EosBounds::from_settings(&config.eos)),
+            kafka_txn_open: false,
+            at_boundary: true,
+            split: None,
+            last_position: None,
+            topics,
+            committer,
+            shutdown_timeout: config.poll.shutdown_timeout,
+            out: Vec::new(),
+        }
+    }
+
+    /// Whether the task may stop here without cutting an Oracle transaction.
+    pub fn at_boundary(&self) -> bool {
+        self.at_boundary
+    }
+
+    /// Delivers one engine record. `waiting`: whether more records are queued.
+    pub fn handle(&mut self, record: EngineRecord, waiting: bool) -> Result<(), TaskError> {
+        let now = now_ms();
+        let exactly_once = self.mode == DeliveryMode::ExactlyOnce;
+        let (sent, split) = match &record.kind {
+            RecordKind::Change(change) => {
+                let split = exactly_once && self.planner.bounds().splits(&change.commit);
+                let sent = if change.is_last() {
+                    Sent::LastChange { split }
+                } else {
+                    Sent::Change { split }
+                };
+                (sent, split)
+            }
+            RecordKind::Heartbeat { .. } | RecordKind::Ops(_) | RecordKind::Dlq(_) => {
+                (Sent::Side, false)
+            }
+        };
+        let context = RecordContext {
+            now_ms: i64::try_from(now).unwrap_or(i64::MAX),
+            split,
+        };
+        let mut out = std::mem::take(&mut self.out);
+        out.clear();
+        self.builder.append(&record, context, &mut out)?;
+        let RecordKind::Change(change) = &record.kind else {
+            return self.send_and_decide(out, record.position, sent, now, waiting);
+        };
+        if split {
+            let xid = change.commit.con_xid.to_string();
+            if self.split.as_ref().is_none_or(|s| s.xid != xid) {
+                self.split = Some(SplitProgress {
+                    xid,
+                    commit_scn: change.commit.commit_scn.0,
+                    events: change.commit.event_count,
+                    parts: 1,
+                });
+            }
+        }
+        if let Some(time) = change.commit.commit_time {
+            let commit_ms = i64::try_from(time.epoch_nanos() / 1_000_000).unwrap_or(i64::MAX);
+            let mut delivery = self.stats.delivery.lock();
+            delivery.last_commit_timestamp_ms = commit_ms;
+            delivery.millis_behind_source = context.now_ms.saturating_sub(commit_ms).max(0);
+        }
+        if matches!(sent, Sent::LastChange { split: true })
+            && let Some(progress) = self.split.take()
+        {
+            // The last part names the split transaction on the ops topic, in the same Kafka
+            // transaction, with the same position as the last change.
+            let ops = EngineRecord {
+                kind: RecordKind::Ops(OpsEvent {
+                    event_type: "transaction-split",
+                    details: BTreeMap::from([
+                        ("xid".to_owned(), progress.xid),
+                        ("commit_scn".to_owned(), progress.commit_scn.to_string()),
+                        ("events".to_owned(), progress.events.to_string()),
+                        ("kafka_transactions".to_owned(), progress.parts.to_string()),
+                    ]),
+                }),
+                position: record.position.clone(),
+            };
+            let split_context = RecordContext {
+                split: false,
+                ..context
+            };
+            self.builder.append(&ops, split_context, &mut out)?;
+            self.stats.delivery.lock().split_transactions += 1;
+        }
+        self.send_and_decide(out, record.position, sent, now, waiting)
+    }
+
+    fn send_and_decide(
+        &mut self,
+        out: Vec<KafkaRecord>,
+        position: Position,
+        sent: Sent,
+        now: u64,
+        waiting: bool,
+    ) -> Result<(), TaskError> {
+        if let Some(admin) = self.admin.as_mut() {
+            for record in &out {
+                if !self.topics.contains(&record.topic) {
+                    admin.ensure(&TopicSpec::plain(record.topic.clone()))?;
+                    self.topics.insert(record.topic.clone());
+                }
+            }
+        }
+        if self.mode == DeliveryMode::ExactlyOnce && !self.kafka_txn_open {
+            self.producer.begin_transaction()?;
+            self.kafka_txn_open = true;
+            self.planner.began(now);
+        }
+        let position = Arc::new(position);
+        let count = u32::try_from(out.len()).unwrap_or(u32::MAX);
+        let seq = self
+            .producer
+            .acks()
+            .lock()
+            .register(count, Some(Arc::clone(&position)));
+        let mut bytes = 0u64;
+        for record in &out {
+            bytes += record.key.as_ref().map_or(0, Vec::len) as u64
+                + record.value.as_ref().map_or(0, Vec::len) as u64;
+            self.producer.send(record, seq)?;
+        }
+        {
+            let mut delivery = self.stats.delivery.lock();
+            delivery.records_sent += u64::from(count);
+            delivery.bytes_sent += bytes;
+        }
+        self.out = out;
+        self.at_boundary = !matches!(sent, Sent::Change { .. });
+        self.last_position = Some(Arc::clone(&position));
+
+        match self.mode {
+            DeliveryMode::ExactlyOnce => {
+                let decision = self
+                    .planner
+                    .after(sent, u64::from(count), bytes, now, waiting);
+                if let Decision::Commit(reason) = decision {
+                    self.commit_kafka(&position)?;
+                    if reason == CommitReason::SplitPart
+                        && let Some(progress) = self.split.as_mut()
+                    {
+                        progress.parts += 1;
+                    }
+                }
+            }
+            DeliveryMode::AtLeastOnce => self.offer_acked(),
+        }
+        Ok(())
+    }
+
+    /// Ends the open Kafka transaction with the offset record of `position`.
+    fn commit_kafka(&mut self, position: &Position) -> Result<(), TaskError> {
+        let json = position.to_json();
+        let seq = self.producer.acks().lock().register(1, None);
+        let sent = self.producer.send_plain(
+            self.store.topic(),
+            self.store.key().as_bytes(),
+            Some(json.as_bytes()),
+            seq,
+        );
+        let committed = sent.and_then(|()| self.producer.commit_transaction());
+        self.kafka_txn_open = false;
+        self.planner.ended();
+        if let Err(error) = committed {
+            self.abort_quietly();
+            return Err(error.into());
+        }
+        let acked = self.producer.acks().lock().acked_records();
+        let mut delivery = self.stats.delivery.lock();
+        delivery.kafka_transactions_committed += 1;
+        delivery.offsets_committed += 1;
+        delivery.records_acknowledged = acked;
+        Ok(())
+    }
+
+    fn abort_quietly(&mut self) {
+        if let Err(error) = self.producer.abort_transaction() {
+            tracing::warn!(%error, "aborting the Kafka transaction failed");
+        }
+        self.producer.acks().lock().clear_inflight();
+        self.kafka_txn_open = false;
+        self.planner.ended();
+        self.stats.delivery.lock().kafka_transactions_aborted += 1;
+    }
+
+    /// Nothing arrived for a moment: under exactly-once, an open Kafka transaction at a
+    /// boundary is committed (a quiet database holds nothing back); under at-least-once the
+    /// acknowledged position goes to the offsets thread.
+    pub fn idle(&mut self) -> Result<(), TaskError> {
+        match self.mode {
+            DeliveryMode::ExactlyOnce => {
+                if self.kafka_txn_open
+                    && self.at_boundary
+                    && let Some(position) = self.last_position.clone()
+                {
+                    self.commit_kafka(&position)?;
+                }
+            }
+            DeliveryMode::AtLeastOnce => self.offer_acked(),
+        }
+        Ok(())
+    }
+
+    fn offer_acked(&mut self) {
+        let (position, acked) = {
+            let acks = self.producer.acks().lock();
+            (acks.acked_position(), acks.acked_records())
+        };
+        self.stats.delivery.lock().records_acknowledged = acked;
+        if let (Some(committer), Some(position)) = (&self.committer, position) {
+            committer.offer(position);
+        }
+    }
+
+    /// Fails when a record could not be delivered or an offset not written.
+    pub fn check(&mut self) -> Result<(), TaskError> {
+        if let Some((topic, source)) = self.producer.acks().lock().take_failure() {
+            return Err(KafkaFailure::NotDelivered { topic, source }.into());
+        }
+        if let Some(committer) = &self.committer
+            && let Some(error) = committer.take_failure()
+        {
+            return Err(error.into());
+        }
+        Ok(())
+    }
+
+    /// Ends delivery: under exactly-once the open Kafka transaction is committed when it ends
+    /// at a boundary and aborted otherwise; under at-least-once the producer is flushed and
+    /// the acknowledged position written.
+    pub fn finish(&mut self) -> Result<(), TaskError> {
+        match self.mode {
+            DeliveryMode::ExactlyOnce => {
+                if self.kafka_txn_open {
+                    match self.last_position.clone() {
+                        Some(position) if self.at_boundary => self.commit_kafka(&position)?,
+                        _ => self.abort_quietly(),
+                    }
+                }
+                Ok(())
+            }
+            DeliveryMode::AtLeastOnce => {
+                let flushed = self.producer.flush(self.shutdown_timeout);
+                self.offer_acked();
+                if let Some(committer) = self.committer.take() {
+                    committer.finish()?;
+                }
+                flushed?;
+                self.check()
+            }
+        }
+    }
+
+    /// Writes a `stop` ops event for a task the engine stopped, carrying the last delivered
+    /// position (best effort: the task is failing anyway).
+    pub fn report_stop(&mut self, stop: &CdcError) {
+        let Some(position) = self.last_position.clone() else {
+            return;
+        };
+        let code = stop.code();
+        let event = EngineRecord {
+            kind: RecordKind::Ops(OpsEvent {
+                event_type: "stop",
+                details: BTreeMap::from([
+                    ("exception".to_owned(), "CdcError".to_owned()),
+                    ("message".to_owned(), stop.to_string()),
+                    ("code".to_owned(), code.id().to_owned()),
+                    ("runbook".to_owned(), code.runbook().to_owned()),
+                    (
+                        "operator_action".to_owned(),
+                        code.operator_action().to_owned(),
+                    ),
+                ]),
+            }),
+            position: (*position).clone(),
+        };
+        let outcome = self.handle(event, false).and_then(|()| self.finish());
+        if let Err(error) = outcome {
+            tracing::warn!(%error, "the stop event could not be written");
+        }
+        self.stats.queue_depth.store(0, Ordering::SeqCst);
+    }
+}
+
+/// Writes the acknowledged position to the offsets topic on its own thread, as soon as the
+/// previous write is done: the delivery loop never waits for an offset write.
+struct OffsetCommitter {
+    shared: Arc<CommitterState>,
+    thread: Option<JoinHandle<()>>,
+}
+
+#[derive(Default)]
+struct CommitterState {
+    slot: Mutex<CommitterSlot>,
+    wake: Condvar,
+}
+
+#[derive(Default)]
+struct CommitterSlot {
+    latest: Option<Arc<Position>>,
+    written: Option<Arc<Position>>,
+    finishing: bool,
+    failure: Option<OffsetStoreError>,
+}
+
+impl OffsetCommitter {
+    fn start(store: Arc<KafkaOffsetStore>, stats: Arc<TaskStats>) -> OffsetCommitter {
+        let shared = Arc::new(CommitterState::default());
+        let state = Arc::clone(&shared);
+        let thread = std::thread::Builder::new()
+            .name("oracle-cdc-offsets".into())
+            .spawn(move || commit_offsets(&state, &store, &stats))
+            .ok();
+        OffsetCommitter { shared, thread }
+    }
+
+    fn offer(&self, position: Arc<Position>) {
+        let mut slot = self.shared.slot.lock();
+        let changed = slot
+            .latest
+            .as_ref()
+            .is_none_or(|latest| !Arc::ptr_eq(latest, &position));
+        if changed {
+            slot.latest = Some(position);
+            self.shared.wake.notify_one();
+        }
+    }
+
+    fn take_failure(&self) -> Option<OffsetStoreError> {
+        self.shared.slot.lock().failure.take()
+    }
+
+    /// Writes the latest position if it was not written yet, and stops the thread.
+    fn finish(mut self) -> Result<(), OffsetStoreError> {
+        {
+            let mut slot = self.shared.slot.lock();
+            slot.finishing = true;
+            self.shared.wake.notify_one();
+        }
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+        match self.shared.slot.lock().failure.take() {
+            Some(error) => Err(error),
+            None => Ok(()),
+        }
+    }
+}
+
+fn commit_offsets(state: &CommitterState, store: &KafkaOffsetStore, stats: &TaskStats) {
+    loop {
+        let (position, finishing) = {
+            let mut slot = state.slot.lock();
+            loop {
+                let pending = match (&slot.latest, &slot.written) {
+                    (Some(latest), Some(written)) => !Arc::ptr_eq(latest, written),
+                    (Some(_), None) => true,
+                    (None, _) => false,
+                };
+                if pending {
+                    break (slot.latest.clone(), slot.finishing);
+                }
+                if slot.finishing || slot.failure.is_some() {
+                    return;
+                }
+                state.wake.wait(&mut slot);
+            }
+        };
+        let Some(position) = position else {
+            return;
+        };
+        match store.write(&position) {
+            Ok(()) => {
+                state.slot.lock().written = Some(position);
+                stats.delivery.lock().offsets_committed += 1;
+            }
+            Err(error) => {
+                state.slot.lock().failure = Some(error);
+                return;
+            }
+        }
+        if finishing {
+            // one more round: a position offered while writing is written too
+            continue;
+        }
+    }
+}

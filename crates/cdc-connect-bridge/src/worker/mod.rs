@@ -1,0 +1,406 @@
+//! The connector's task: the capture engine on its own thread, a bounded queue, and the
+//! delivery loop that turns engine records into Kafka records and commits offsets only for
+//! what Kafka acknowledged.
+//!
+//! ```text
+//!  mining thread: CaptureEngine::step ──► bounded queue (back-pressure) ──► delivery loop
+//!                                                                     │ RecordBuilder
+//!            exactly-once: transactional producer, Kafka transactions │ at Oracle commits,
+//!                          offset record inside each (plan.rs)        │
+//!            at-least-once: idempotent producer, delivery reports ───►│ offsets written by
+//!                          (acks.rs), offsets of the acked prefix     │ their own thread
+//! ```
+//!
+//! A task runs until it is told to stop (SIGINT/SIGTERM, REST stop/restart) or fails. Stopping
+//! finishes the Oracle transaction being delivered when it can within
+//! `cdc.shutdown.timeout.ms` (else, under exactly-once, aborts the open Kafka transaction),
+//! commits what was acknowledged, and returns.
+
+pub mod acks;
+pub mod delivery;
+pub mod kafka;
+pub mod plan;
+pub mod source;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::mpsc::{Receiver, SyncSender, TrySendError};
+use std::time::{Duration, Instant};
+
+use cdc_buffer::BufferMetrics;
+use cdc_core::CdcError;
+use cdc_core::config::{CdcConfig, TransactionBoundary};
+use cdc_logminer::engine::{
+    CaptureEngine, EngineError, EngineMetrics, EngineRecord, EngineSettings, RecordSink,
+    SinkClosed, SystemClock,
+};
+use cdc_logminer::source::RedoSource;
+use cdc_offset::Position;
+use parking_lot::Mutex;
+
+use crate::control::DeliveryMetrics;
+use crate::error::BridgeError;
+use crate::offsets_kafka::{KafkaOffsetStore, OffsetStoreError};
+use crate::settings::RecordSettings;
+use crate::worker::delivery::{Delivery, DeliveryMode};
+use crate::worker::kafka::{KafkaClients, KafkaFailure, side_topic_specs};
+use crate::worker::source::SourceSetupError;
+
+/// Why a task ended other than by being told to.
+#[derive(Debug, thiserror::Error)]
+pub enum TaskError {
+    /// The capture engine stopped with a CDC code.
+    #[error(transparent)]
+    Stop(Box<CdcError>),
+    #[error(transparent)]
+    Kafka(Box<KafkaFailure>),
+    #[error("offsets: {0}")]
+    Offsets(Box<OffsetStoreError>),
+    #[error(transparent)]
+    Record(Box<BridgeError>),
+    #[error(transparent)]
+    Source(Box<SourceSetupError>),
+    #[error("database: {0}")]
+    Database(String),
+    #[error("the mining thread ended unexpectedly")]
+    MiningThread,
+}
+
+macro_rules! boxed_from {
+    ($($variant:ident($error:ty)),*) => {$(
+        impl From<$error> for TaskError {
+            fn from(error: $error) -> Self {
+                TaskError::$variant(Box::new(error))
+            }
+        }
+    )*};
+}
+
+boxed_from!(
+    Stop(CdcError),
+    Kafka(KafkaFailure),
+    Offsets(OffsetStoreError),
+    Record(BridgeError),
+    Source(SourceSetupError)
+);
+
+impl TaskError {
+    /// The CDC code of the error, for the `stop` ops event and the status trace.
+    pub fn cdc(&self) -> Option<&CdcError> {
+        match self {
+            TaskError::Stop(e) => Some(e),
+            _ => None,
+        }
+    }
+}
+
+/// What the worker shows of a running task: its metrics, updated as it runs.
+#[derive(Debug)]
+pub struct TaskStats {
+    pub engine: Mutex<EngineMetrics>,
+    pub buffer: Mutex<BufferMetrics>,
+    pub delivery: Mutex<DeliveryMetrics>,
+    /// Engine records in the queue.
+    pub queue_depth: AtomicU64,
+}
+
+impl Default for TaskStats {
+    /// Nothing delivered yet: the commit time and the lag are unknown (−1).
+    fn default() -> Self {
+        TaskStats {
+            engine: Mutex::default(),
+            buffer: Mutex::default(),
+            delivery: Mutex::new(DeliveryMetrics {
+                last_commit_timestamp_ms: -1,
+                millis_behind_source: -1,
+                scn_lag: -1,
+                ..DeliveryMetrics::default()
+            }),
+            queue_depth: AtomicU64::new(0),
+        }
+    }
+}
+
+/// What a running task is told from outside.
+#[derive(Debug, Default)]
+pub struct TaskSignals {
+    /// Stop: finish the Oracle transaction being delivered, commit, return.
+    pub stop: AtomicBool,
+    /// Pause: finish the Oracle transaction being delivered, commit, then wait.
+    pub paused: AtomicBool,
+}
+
+impl TaskSignals {
+    pub fn stopping(&self) -> bool {
+        self.stop.load(Ordering::SeqCst)
+    }
+
+    pub fn pausing(&self) -> bool {
+        self.paused.load(Ordering::SeqCst)
+    }
+}
+
+/// How a task treats its Kafka cluster.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TaskOptions {
+    /// Create the side topics and each table's topic when absent. Off for a cluster that
+    /// creates topics itself on first use and has no admin API (the demo's mock cluster).
+    pub create_topics: bool,
+}
+
+impl Default for TaskOptions {
+    fn default() -> Self {
+        TaskOptions {
+            create_topics: true,
+        }
+    }
+}
+
+/// Whether a configuration delivers exactly once: `transaction.boundary=connector`.
+pub fn delivery_mode(config: &CdcConfig) -> DeliveryMode {
+    if config.connect.transaction_boundary == TransactionBoundary::Connector {
+        DeliveryMode::ExactlyOnce
+    } else {
+        DeliveryMode::AtLeastOnce
+    }
+}
+
+/// The `transactional.id` of a connector: stable across restarts, so a new producer fences
+/// a zombie of the previous run. `cdc.kafka.transactional.id` overrides it.
+pub fn transactional_id(config: &CdcConfig) -> String {
+    config
+        .kafka
+        .client_properties
+        .iter()
+        .find(|(k, _)| *k == "transactional.id")
+        .map(|(_, v)| v.expose().to_owned())
+        .unwrap_or_else(|| format!("oracle-cdc-{}", config.connect.name))
+}
+
+/// Runs one task of the connector until `signals.stop` or a failure.
+pub fn run_task(
+    config: &CdcConfig,
+    stats: &Arc<TaskStats>,
+    signals: &Arc<TaskSignals>,
+    options: TaskOptions,
+) -> Result<(), TaskError> {
+    let clients = KafkaClients::from_config(config)?;
+    let mut admin = if options.create_topics {
+        Some(clients.admin()?)
+    } else {
+        None
+    };
+    if let Some(admin) = admin.as_mut() {
+        for spec in side_topic_specs(config) {
+            admin.ensure(&spec)?;
+        }
+    }
+    let mode = delivery_mode(config);
+    let acks = Arc::new(Mutex::new(acks::AckTracker::new()));
+    let txn_id = transactional_id(config);
+    let producer = clients.producer(
+        (mode == DeliveryMode::ExactlyOnce).then_some(txn_id.as_str()),
+        Arc::clone(&acks),
+    )?;
+    // Fence any zombie of a previous run before reading the offsets it may have committed.
+    if mode == DeliveryMode::ExactlyOnce {
+        producer.init_transactions()?;
+    }
+    let store = Arc::new(KafkaOffsetStore::open_with(
+        &clients.bootstrap,
+        &config.connect.offset_storage_topic,
+        &config.connect.name,
+        &config.topics.prefix,
+        clients.props(),
+        crate::offsets_kafka::DEFAULT_TIMEOUT,
+        options.create_topics,
+    )?);
+    let position = store.read_latest()?;
+    tracing::info!(
+        connector = %config.connect.name,
+        mode = ?mode,
+        resume_scn = position.as_ref().map(|p| p.resume.scn.0),
+        "task starting"
+    );
+
+    if source::is_sim(config) {
+        let source = source::sim_source(config, position.as_ref())?;
+        run_with_source(
+            config, source, position, stats, signals, producer, store, admin, mode,
+        )
+    } else {
+        #[cfg(feature = "oracle")]
+        {
+            let source = source::oracle_source(config)?;
+            run_with_source(
+                config, source, position, stats, signals, producer, store, admin, mode,
+            )
+        }
+        #[cfg(not(feature = "oracle"))]
+        {
+            Err(SourceSetupError::OracleNotBuilt.into())
+        }
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn run_with_source<S: RedoSource + Send + 'static>(
+    config: &CdcConfig,
+    source: S,
+    position: Option<Position>,
+    stats: &Arc<TaskStats>,
+    signals: &Arc<TaskSignals>,
+    producer: kafka::RecordProducer,
+    store: Arc<KafkaOffsetStore>,
+    admin: Option<kafka::TopicAdmin>,
+    mode: DeliveryMode,
+) -> Result<(), TaskError> {
+    let settings = EngineSettings::from_config(config);
+    let idle_wait = settings.idle_wait;
+    let mut engine =
+        CaptureEngine::open(source, settings, position, Box::new(SystemClock::default()))
+            .map_err(TaskError::from)?;
+    let database = engine
+        .source_mut()
+        .identity()
+        .map_err(|e| TaskError::Database(e.to_string()))?
+        .name;
+
+    let capacity = usize::try_from(config.poll.max_records)
+        .unwrap_or(2000)
+        .max(1)
+        * 4;
+    let (tx, rx) = std::sync::mpsc::sync_channel::<EngineRecord>(capacity);
+    let mining_stop = Arc::new(AtomicBool::new(false));
+    let mining = {
+        let stats = Arc::clone(stats);
+        let stop = Arc::clone(&mining_stop);
+        std::thread::Builder::new()
+            .name("oracle-cdc-mining".into())
+            .spawn(move || mine(engine, tx, &stats, &stop, idle_wait))
+            .map_err(|_| TaskError::MiningThread)?
+    };
+
+    let mut delivery = Delivery::new(
+        mode,
+        config,
+        RecordSettings::from_config(config, &database),
+        producer,
+        store,
+        admin,
+        Arc::clone(stats),
+    );
+    let delivered = deliver(&mut delivery, &rx, stats, signals, config);
+    // Stop mining: a step in progress finds the queue closed.
+    mining_stop.store(true, Ordering::SeqCst);
+    drop(rx);
+    let mined = mining.join().map_err(|_| TaskError::MiningThread)?;
+    let finished = delivery.finish();
+    delivered?;
+    finished?;
+    if let Err(stop) = mined {
+        delivery.report_stop(&stop);
+        return Err(stop.into());
+    }
+    Ok(())
+}
+
+/// The delivery loop: takes engine records from the queue until told to stop or the engine
+/// ended, stopping only at a boundary between Oracle transactions (or after the shutdown
+/// timeout).
+fn deliver(
+    delivery: &mut Delivery,
+    rx: &Receiver<EngineRecord>,
+    stats: &TaskStats,
+    signals: &TaskSignals,
+    config: &CdcConfig,
+) -> Result<(), TaskError> {
+    let mut stop_since: Option<Instant> = None;
+    loop {
+        delivery.check()?;
+        if signals.stopping() {
+            let since = *stop_since.get_or_insert_with(Instant::now);
+            if delivery.at_boundary() || since.elapsed() >= config.poll.shutdown_timeout {
+                return Ok(());
+            }
+        } else if signals.pausing() && delivery.at_boundary() {
+            delivery.idle()?;
+            std::thread::sleep(Duration::from_millis(50));
+            continue;
+        }
+        match rx.recv_timeout(Duration::from_millis(20)) {
+            Ok(record) => {
+                stats.queue_depth.fetch_sub(1, Ordering::SeqCst);
+                let waiting = stats.queue_depth.load(Ordering::SeqCst) > 0;
+                delivery.handle(record, waiting)?;
+            }
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => delivery.idle()?,
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => return Ok(()),
+        }
+    }
+}
+
+/// The queue's sending end, counting what waits in it. It never blocks forever: while the
+/// queue is full it checks whether the task is stopping.
+struct QueueSink<'a> {
+    tx: SyncSender<EngineRecord>,
+    stats: &'a TaskStats,
+    stop: &'a AtomicBool,
+}
+
+impl RecordSink for QueueSink<'_> {
+    fn accept(&mut self, record: EngineRecord) -> Result<(), SinkClosed> {
+        let mut record = record;
+        loop {
+            match self.tx.try_send(record) {
+                Ok(()) => {
+                    self.stats.queue_depth.fetch_add(1, Ordering::SeqCst);
+                    return Ok(());
+                }
+                Err(TrySendError::Disconnected(_)) => return Err(SinkClosed),
+                Err(TrySendError::Full(back)) => {
+                    if self.stop.load(Ordering::SeqCst) {
+                        return Err(SinkClosed);
+                    }
+                    record = back;
+                    std::thread::sleep(Duration::from_millis(1));
+                }
+            }
+        }
+    }
+}
+
+/// The mining thread: steps until stopped or the engine stops; a step that found nothing is
+/// followed by the engine's idle wait.
+fn mine<S: RedoSource>(
+    mut engine: CaptureEngine<S>,
+    tx: SyncSender<EngineRecord>,
+    stats: &TaskStats,
+    stop: &AtomicBool,
+    idle_wait: Duration,
+) -> Result<(), CdcError> {
+    let mut sink = QueueSink { tx, stats, stop };
+    while !stop.load(Ordering::SeqCst) {
+        let report = match engine.step(&mut sink) {
+            Ok(report) => report,
+            Err(EngineError::SinkClosed(_)) => return Ok(()),
+            Err(EngineError::Stop(e)) => {
+                publish(&engine, stats);
+                return Err(e);
+            }
+        };
+        publish(&engine, stats);
+        if report.rows == 0 && !report.retried {
+            let until = Instant::now() + idle_wait;
+            while Instant::now() < until && !stop.load(Ordering::SeqCst) {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn publish<S: RedoSource>(engine: &CaptureEngine<S>, stats: &TaskStats) {
+    *stats.engine.lock() = engine.metrics();
+    *stats.buffer.lock() = engine.buffer_metrics();
+}

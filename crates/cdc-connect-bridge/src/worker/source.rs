@@ -1,0 +1,154 @@
+//! The database the task mines: `cdc.source=sim` (the redo simulator with a seeded workload)
+//! or `cdc.source=oracle` (LogMiner through the `oracle` crate, feature `oracle`).
+
+use cdc_core::config::{CdcConfig, SourceKind};
+use cdc_logminer::sim::{Scenario, SimConfig, SimDatabase, SimSource, Workload, WorkloadConfig};
+use cdc_offset::Position;
+
+/// Workload events the simulated database runs each time the engine asks for its current SCN:
+/// the database keeps moving while it is mined.
+const SIM_EVENTS_PER_POLL: usize = 16;
+
+/// Why the source could not be built.
+#[derive(Debug, thiserror::Error)]
+pub enum SourceSetupError {
+    #[error("simulator: {0}")]
+    Sim(String),
+    #[error(
+        "cdc.source=oracle needs the Oracle source, which this binary was built without; \
+         rebuild with `cargo build --release --features oracle` (Oracle Instant Client is \
+         then needed at run time), or set cdc.source=sim to run the simulator"
+    )]
+    OracleNotBuilt,
+    #[error("{0}")]
+    Oracle(String),
+}
+
+/// The simulated database of a configuration (`cdc.sim.seed`, `cdc.sim.changes`,
+/// `cdc.sim.scenario`). A simulator restarted from its seed replays the same redo; when a
+/// stored position exists, the workload is replayed until the redo reaches it, so the
+/// restarted task finds the log and the address it resumes from, as it would on a database
+/// that kept running.
+pub fn sim_source(
+    config: &CdcConfig,
+    position: Option<&Position>,
+) -> Result<SimSource, SourceSetupError> {
+    let sim = &config.sim;
+    let mut source = match &sim.scenario {
+        Some(path) => Scenario::load(path)
+            .and_then(|scenario| scenario.into_source(SIM_EVENTS_PER_POLL))
+            .map_err(|e| SourceSetupError::Sim(format!("{}: {e}", path.display())))?,
+        None => {
+            let db = SimDatabase::new(SimConfig {
+                seed: sim.seed,
+                ..SimConfig::default()
+            })
+            .map_err(|e| SourceSetupError::Sim(e.to_string()))?;
+            let workload = Workload::random(WorkloadConfig {
+                seed: sim.seed,
+                changes: sim.changes,
+                ..WorkloadConfig::default()
+            });
+            SimSource::with_workload(db, workload, SIM_EVENTS_PER_POLL)
+        }
+    };
+    if let Some(position) = position {
+        while !reached(source.database(), position) {
+            let more = source
+                .advance(64)
+                .map_err(|e| SourceSetupError::Sim(e.to_string()))?;
+            if !more {
+                break;
+            }
+        }
+    }
+    Ok(source)
+}
+
+/// Whether the simulated redo contains everything a run that stored `position` had mined.
+fn reached(db: &SimDatabase, position: &Position) -> bool {
+    let commit_scn = position.last_commit.as_ref().map(|c| c.scn);
+    db.current_scn() >= position.resume.scn
+        && commit_scn.is_none_or(|scn| db.current_scn() >= scn)
+        && position
+            .resume
+            .addr
+            .is_none_or(|addr| db.redo_reached(addr.rs_id()))
+}
+
+/// Whether the configuration mines the simulator.
+pub fn is_sim(config: &CdcConfig) -> bool {
+    config.source == SourceKind::Sim
+}
+
+#[cfg(feature = "oracle")]
+pub fn oracle_source(
+    config: &CdcConfig,
+) -> Result<cdc_logminer::source::oracle::OracleSource, SourceSetupError> {
+    use cdc_core::config::DatabaseEndpoint;
+    use cdc_logminer::source::oracle::{ConnectOptions, OracleSource};
+
+    let login = config.database.login.as_ref().ok_or_else(|| {
+        SourceSetupError::Oracle("cdc.database.user and cdc.database.password are required".into())
+    })?;
+    let mut options = ConnectOptions {
+        url: None,
+        host: None,
+        port: None,
+        service: None,
+        sid: None,
+        user: login.user.clone(),
+        password: login.password.expose_secret().to_owned(),
+        wallet_location: config
+            .database
+            .wallet_location
+            .as_ref()
+            .map(|p| p.display().to_string()),
+        tls: config.database.truststore.is_some(),
+    };
+    match &login.endpoint {
+        DatabaseEndpoint::ConnectString(url) => options.url = Some(url.clone()),
+        DatabaseEndpoint::Service {
+            host,
+            port,
+            service,
+        } => {
+            options.host = Some(host.clone());
+            options.port = Some(*port);
+            options.service = Some(service.clone());
+        }
+        DatabaseEndpoint::Sid { host, port, sid } => {
+            options.host = Some(host.clone());
+            options.port = Some(*port);
+            options.sid = Some(sid.clone());
+        }
+    }
+    OracleSource::connect(options).map_err(|e| SourceSetupError::Oracle(e.to_string()))
+}
+
+/// The committed changes a capture of the simulator with `config` must deliver, in commit
+/// order: the simulated database of the configuration run to its end, filtered by the
+/// captured tables and excluded users. The demo and the end-to-end tests check what reached
+/// Kafka against it.
+pub fn sim_expected(
+    config: &CdcConfig,
+) -> Result<Vec<cdc_logminer::sim::TruthTransaction>, SourceSetupError> {
+    let mut source = sim_source(config, None)?;
+    while source
+        .advance(4096)
+        .map_err(|e| SourceSetupError::Sim(e.to_string()))?
+    {}
+    let tables = &config.tables;
+    let captured =
+        |t: &cdc_core::TableId| tables.is_table_included(t.pdb.as_deref(), &t.owner, &t.table);
+    Ok(source
+        .database()
+        .truth()
+        .captured(&captured, &tables.users_exclude))
+}
+
+/// The SCN of the simulated database before its workload runs: as `cdc.start.scn`, a first
+/// start captures the workload's whole history (the demo and the end-to-end tests).
+pub fn sim_initial_scn(config: &CdcConfig) -> Result<cdc_core::Scn, SourceSetupError> {
+    Ok(sim_source(config, None)?.database().current_scn())
+}
