@@ -63,7 +63,8 @@ fn kills_in_stream(ends: &[Ends], total_records: usize) -> usize {
 fn sigterm_exits_zero_and_a_restart_delivers_nothing_twice() {
     let Some(broker) = broker() else { return };
     let setup = Setup::new("sigterm", &broker, 1500, true);
-    let config_path = setup.write();
+    // a Kafka Connect JSON body works as the configuration file
+    let config_path = setup.write_json();
     let log = setup.dir.path().join("oracle-cdc.log");
     let expected = expected(&setup.expected());
     let total = expected.changes.len();
@@ -479,4 +480,143 @@ fn crash_exactly_once_loses_nothing_duplicates_nothing_and_never_shows_an_open_t
         aborted.len()
     );
     assert!(open_at_kill >= 1, "no kill found a Kafka transaction open");
+}
+
+#[test]
+fn exactly_once_splits_large_transactions_and_restarts_inside_them_without_duplicates() {
+    let Some(broker) = broker() else { return };
+    let mut setup = Setup::new("split", &broker, 3000, true);
+    // every Oracle transaction of more than 2 changes is split, 2 changes per Kafka transaction
+    setup.set("cdc.eos.split.max.records", "2");
+    let config_path = setup.write();
+    let log = setup.dir.path().join("oracle-cdc.log");
+    let expected = expected(&setup.expected());
+    let total = expected.changes.len();
+    let mut rng = Lcg(424_242);
+    // SIGTERM at random moments: the task stops at an Oracle commit or between two parts
+    // of a split transaction, and the next run resumes inside it
+    let mut inside = 0;
+    for _ in 0..6 {
+        let running = Running::start(&config_path, &log);
+        std::thread::sleep(Duration::from_millis(rng.next_ms(1500, 3000)));
+        let status = running.terminate(Duration::from_secs(30));
+        assert!(status.success(), "exit status {status}");
+        if let Some(commit) = setup.offsets().and_then(|p| p.last_commit) {
+            let count = expected.counts[&commit.xid.to_string()];
+            if commit.event_index < count {
+                inside += 1;
+            }
+        }
+    }
+    eprintln!("split: {inside} of 6 stops committed an offset inside a split transaction");
+    let running = Running::start(&config_path, &log);
+    assert!(
+        wait_for(Duration::from_secs(120), || delivered_count(&setup, true)
+            >= total),
+        "not every change arrived; log:\n{}",
+        running.log_text()
+    );
+    let status = running.terminate(Duration::from_secs(30));
+    assert!(status.success());
+
+    let records = read_tables(&setup, true, Duration::from_millis(1500));
+    let duplicates = check_complete(&expected, &records);
+    assert!(duplicates.is_empty(), "delivered twice: {duplicates:?}");
+    let mut split_xids = HashSet::new();
+    for record in &records {
+        let (xid, _, _) = identity(record).unwrap();
+        let split = record.header("cdc.split") == Some("true");
+        assert_eq!(
+            split,
+            expected.counts[&xid] > 2,
+            "{xid} ({} changes): cdc.split={:?}",
+            expected.counts[&xid],
+            record.header("cdc.split")
+        );
+        if split {
+            split_xids.insert(xid);
+        }
+    }
+    assert!(
+        !split_xids.is_empty(),
+        "the workload has no transaction to split"
+    );
+    // a transaction-split event names each split transaction
+    let config = setup.config();
+    let ops_topic = config.topics.ops.clone();
+    let wanted = |t: &str| t == ops_topic;
+    let (ops, _) = cdc_connect_bridge::readback::read_until(
+        &broker,
+        &wanted,
+        true,
+        Duration::from_secs(30),
+        &mut |records| {
+            let named: HashSet<String> = records
+                .iter()
+                .filter_map(|r| r.value_json())
+                .filter_map(|v| {
+                    let payload = v.get("payload").cloned().unwrap_or(v);
+                    (payload["type"] == "transaction-split")
+                        .then(|| payload["details"]["xid"].as_str().map(str::to_owned))
+                        .flatten()
+                })
+                .collect();
+            split_xids.iter().all(|x| named.contains(x))
+        },
+    )
+    .unwrap();
+    let events: Vec<serde_json::Value> = ops
+        .iter()
+        .filter_map(|r| r.value_json())
+        .map(|v| v.get("payload").cloned().unwrap_or(v))
+        .filter(|p| p["type"] == "transaction-split")
+        .collect();
+    for xid in &split_xids {
+        let event = events
+            .iter()
+            .find(|e| e["details"]["xid"] == xid.as_str())
+            .unwrap_or_else(|| panic!("no transaction-split event for {xid}"));
+        let count = expected.counts[xid];
+        assert_eq!(event["details"]["events"], count.to_string());
+        let parts: u64 = event["details"]["kafka_transactions"]
+            .as_str()
+            .unwrap()
+            .parse()
+            .unwrap();
+        // parts of 2 changes; fewer when a restart inside the transaction resumed it
+        assert!(
+            parts >= 1 && parts <= count.div_ceil(2),
+            "{xid}: {parts} parts"
+        );
+    }
+}
+
+#[test]
+fn help_explains_the_commands_and_a_bad_configuration_names_its_keys() {
+    let help = std::process::Command::new(env!("CARGO_BIN_EXE_oracle-cdc"))
+        .arg("--help")
+        .output()
+        .unwrap();
+    assert!(help.status.success());
+    let text = String::from_utf8_lossy(&help.stdout);
+    for word in ["run", "demo", "exactly once"] {
+        assert!(text.contains(word), "--help lacks {word:?}:\n{text}");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("bad.properties");
+    std::fs::write(
+        &path,
+        "name=bad\ncdc.source=sim\ncdc.eos.batch.max.records=-4\ncdc.heartbeat.intervall.ms=5\n",
+    )
+    .unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_oracle-cdc"))
+        .arg("run")
+        .arg("--config")
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(64));
+    let text = String::from_utf8_lossy(&out.stderr);
+    assert!(text.contains("cdc.eos.batch.max.records"), "{text}");
+    assert!(text.contains("cdc.heartbeat.interval.ms"), "{text}");
 }

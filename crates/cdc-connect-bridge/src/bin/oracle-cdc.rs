@@ -20,7 +20,8 @@ const EXIT_USAGE: u8 = 64;
     name = "oracle-cdc",
     version,
     about = "Oracle change data capture to Kafka: every committed change, exactly once, in commit order",
-    long_about = "Mines the Oracle redo log with LogMiner and delivers every committed row change \
+    long_about = "Oracle change data capture to Kafka: every committed change, exactly once, in \
+commit order.\n\nMines the Oracle redo log with LogMiner and delivers every committed row change \
 to Kafka topics (one per table, Debezium-compatible JSON), with its offsets in a Kafka \
 Connect-format offsets topic and Kafka Connect's REST API for status, stop/pause/resume and \
 offsets.\n\nNew here? `oracle-cdc demo` runs a simulated database through the whole pipeline \

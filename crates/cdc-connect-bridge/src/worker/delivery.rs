@@ -251,6 +251,10 @@ impl Delivery {
                         && let Some(progress) = self.split.as_mut()
                     {
                         progress.parts += 1;
+                        // Between two parts nothing is open and the position resumes inside
+                        // the Oracle transaction at the next event index: the task may stop
+                        // or pause here.
+                        self.at_boundary = true;
                     }
                 }
             }

@@ -9,8 +9,9 @@
 //!   change data, time since the Kafka transaction began), or when no record is waiting.
 //! - An Oracle transaction with more than `cdc.eos.split.max.records` changes or
 //!   `cdc.eos.split.max.bytes` of change data is split: inside it a Kafka transaction also
-//!   ends once it holds `split.max.records` records or `split.max.bytes` bytes of it, at an
-//!   exact event index, so no Kafka transaction grows beyond the split bounds.
+//!   ends once it holds `split.max.records` of its changes or `split.max.bytes` bytes of its
+//!   records, after a whole change (an exact event index), so no Kafka transaction grows
+//!   beyond the split bounds.
 
 use std::time::Duration;
 
@@ -104,7 +105,8 @@ struct Open {
 pub struct TransactionPlanner {
     bounds: EosBounds,
     open: Option<Open>,
-    /// Records and bytes of the current split Oracle transaction in the open Kafka transaction.
+    /// Changes and bytes of the current split Oracle transaction in the open Kafka
+    /// transaction.
     part: (u64, u64),
 }
 
@@ -160,7 +162,7 @@ impl TransactionPlanner {
         match sent {
             Sent::Change { split } => {
                 if split {
-                    self.part.0 += records;
+                    self.part.0 += 1;
                     self.part.1 += bytes;
                     if self.part.0 >= self.bounds.split_max_records
                         || self.part.1 >= self.bounds.split_max_bytes
@@ -170,7 +172,12 @@ impl TransactionPlanner {
                 }
                 Decision::Continue
             }
-            Sent::LastChange { .. } | Sent::Side => self.at_boundary(open, now_ms, waiting),
+            Sent::LastChange { .. } | Sent::Side => {
+                // the next split transaction counts its parts from zero, even when it shares
+                // this Kafka transaction
+                self.part = (0, 0);
+                self.at_boundary(open, now_ms, waiting)
+            }
         }
     }
 
@@ -301,6 +308,36 @@ mod tests {
             ends,
             vec![(3, CommitReason::SplitPart), (7, CommitReason::SplitPart)]
         );
+    }
+
+    #[test]
+    fn a_split_transaction_after_another_in_the_same_kafka_transaction_counts_from_zero() {
+        let mut p = TransactionPlanner::new(bounds(5000, 2));
+        p.began(0);
+        // a split transaction of 3 changes: a part of 2, then its last change stays open
+        assert_eq!(
+            p.after(Sent::Change { split: true }, 1, 1, 0, true),
+            Decision::Continue
+        );
+        assert!(matches!(
+            p.after(Sent::Change { split: true }, 1, 1, 0, true),
+            Decision::Commit(CommitReason::SplitPart)
+        ));
+        p.ended();
+        p.began(0);
+        assert_eq!(
+            p.after(Sent::LastChange { split: true }, 1, 1, 0, true),
+            Decision::Continue
+        );
+        // the next one shares the Kafka transaction: its first part still holds 2 changes
+        assert_eq!(
+            p.after(Sent::Change { split: true }, 1, 1, 0, true),
+            Decision::Continue
+        );
+        assert!(matches!(
+            p.after(Sent::Change { split: true }, 1, 1, 0, true),
+            Decision::Commit(CommitReason::SplitPart)
+        ));
     }
 
     proptest! {

@@ -126,6 +126,19 @@ impl Setup {
         path
     }
 
+    /// Writes the configuration as a Kafka Connect JSON body `{"name": …, "config": {…}}`.
+    pub fn write_json(&self) -> PathBuf {
+        let path = self.dir.path().join("connector.json");
+        let config: serde_json::Map<String, serde_json::Value> = self
+            .pairs
+            .iter()
+            .map(|(k, v)| (k.clone(), serde_json::Value::String(v.clone())))
+            .collect();
+        let body = serde_json::json!({"name": self.name, "config": config});
+        std::fs::write(&path, body.to_string()).unwrap();
+        path
+    }
+
     pub fn expected(&self) -> Vec<TruthTransaction> {
         sim_expected(&self.config()).unwrap()
     }
