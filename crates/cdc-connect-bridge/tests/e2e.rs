@@ -620,3 +620,29 @@ fn help_explains_the_commands_and_a_bad_configuration_names_its_keys() {
     assert!(text.contains("cdc.eos.batch.max.records"), "{text}");
     assert!(text.contains("cdc.heartbeat.interval.ms"), "{text}");
 }
+
+#[test]
+fn the_demo_delivers_every_committed_change_into_the_mock_cluster() {
+    for mode in [None, Some("--at-least-once")] {
+        let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_oracle-cdc"));
+        command.args(["demo", "--changes", "600", "--seed", "7"]);
+        if let Some(flag) = mode {
+            command.arg(flag);
+        }
+        let out = command.output().unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "{mode:?}: {text}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let line = text
+            .lines()
+            .find(|l| l.starts_with("delivered "))
+            .unwrap_or_else(|| panic!("no summary line:\n{text}"));
+        let words: Vec<&str> = line.split_whitespace().collect();
+        assert_eq!(words[1], words[3], "{line}");
+        assert!(words[1].parse::<u64>().unwrap() > 0, "{line}");
+        assert!(text.contains("records by op"), "{text}");
+    }
+}
