@@ -102,6 +102,33 @@ fn sigterm_exits_zero_and_a_restart_delivers_nothing_twice() {
         assert!(topics.contains(side.as_str()), "side topic {side} missing");
     }
 
+    // each task start wrote a startup event before its first record
+    let ops_topic = config.topics.ops.clone();
+    let wanted = |t: &str| t == ops_topic;
+    let startups = |records: &[cdc_connect_bridge::readback::ReadRecord]| {
+        records
+            .iter()
+            .filter_map(|r| r.value_json())
+            .map(|v| v.get("payload").cloned().unwrap_or(v))
+            .filter(|p| p["type"] == "startup")
+            .collect::<Vec<_>>()
+    };
+    let (ops, _) = cdc_connect_bridge::readback::read_until(
+        &broker,
+        &wanted,
+        true,
+        Duration::from_secs(20),
+        &mut |records| !startups(records).is_empty(),
+    )
+    .unwrap();
+    let first = startups(&ops);
+    assert_eq!(first.len(), 1, "{first:?}");
+    assert_eq!(first[0]["details"]["delivery"], "exactly-once");
+    assert_eq!(
+        first[0]["details"]["resume_scn"],
+        setup.get("cdc.start.scn")
+    );
+
     // a restart resumes after the committed offset: nothing new, nothing twice
     let running = Running::start(&config_path, &log);
     std::thread::sleep(Duration::from_secs(4));

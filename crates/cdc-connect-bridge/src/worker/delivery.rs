@@ -67,6 +67,8 @@ pub struct Delivery {
     committer: Option<OffsetCommitter>,
     shutdown_timeout: Duration,
     out: Vec<KafkaRecord>,
+    /// Whether the `startup` ops event was written (before the first engine record).
+    started: bool,
 }
 
 impl std::fmt::Debug for Delivery {
@@ -117,6 +119,7 @@ impl Delivery {
             committer,
             shutdown_timeout: config.poll.shutdown_timeout,
             out: Vec::new(),
+            started: false,
         }
     }
 
@@ -149,6 +152,13 @@ impl Delivery {
         };
         let mut out = std::mem::take(&mut self.out);
         out.clear();
+        if !self.started {
+            // The task's first record (the start heartbeat) follows a `startup` event with
+            // the position it starts from.
+            self.started = true;
+            let startup = self.startup_event(&record.position);
+            self.builder.append(&startup, context, &mut out)?;
+        }
         self.builder.append(&record, context, &mut out)?;
         let RecordKind::Change(change) = &record.kind else {
             return self.send_and_decide(out, record.position, sent, now, waiting);
@@ -195,6 +205,37 @@ impl Delivery {
             self.stats.delivery.lock().split_transactions += 1;
         }
         self.send_and_decide(out, record.position, sent, now, waiting)
+    }
+
+    fn startup_event(&self, position: &Position) -> EngineRecord {
+        let last_commit = position
+            .last_commit
+            .as_ref()
+            .map(|c| format!("{} scn {} event_index {}", c.xid, c.scn.0, c.event_index))
+            .unwrap_or_default();
+        EngineRecord {
+            kind: RecordKind::Ops(OpsEvent {
+                event_type: "startup",
+                details: BTreeMap::from([
+                    ("resume_scn".to_owned(), position.resume.scn.0.to_string()),
+                    ("last_commit".to_owned(), last_commit),
+                    (
+                        "database".to_owned(),
+                        self.builder.settings().database.clone(),
+                    ),
+                    ("version".to_owned(), env!("CARGO_PKG_VERSION").to_owned()),
+                    (
+                        "delivery".to_owned(),
+                        match self.mode {
+                            DeliveryMode::ExactlyOnce => "exactly-once",
+                            DeliveryMode::AtLeastOnce => "at-least-once",
+                        }
+                        .to_owned(),
+                    ),
+                ]),
+            }),
+            position: position.clone(),
+        }
     }
 
     fn send_and_decide(
