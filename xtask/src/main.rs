@@ -176,15 +176,20 @@ fn bench_e2e(args: &[String]) -> Result<(), String> {
         });
     // kept until the bench ends: dropping it stops the broker
     let mut started = None;
-    let (bootstrap, label) = match named {
-        Some((var, bootstrap)) => (bootstrap, format!("named by {var}")),
+    let (bootstrap, label, pid) = match named {
+        Some((var, bootstrap)) => (bootstrap, format!("named by {var}"), None),
         None => {
             let broker = Tansu::start()?;
-            let found = (broker.bootstrap.clone(), broker.label.clone());
+            let found = (
+                broker.bootstrap.clone(),
+                broker.label.clone(),
+                Some(broker.child.id()),
+            );
             started = Some(broker);
             found
         }
     };
+    print_code_state();
     let mut cmd = cargo();
     cmd.args([
         "run",
@@ -199,10 +204,46 @@ fn bench_e2e(args: &[String]) -> Result<(), String> {
         "--broker",
         &label,
     ])
+    // the broker's CPU use is shown beside the connector's
+    .args(
+        pid.map(|pid| ["--broker-pid".to_owned(), pid.to_string()])
+            .into_iter()
+            .flatten(),
+    )
     .args(args);
     let result = run("cargo run --release --example e2e_bench", cmd);
     drop(started);
     result
+}
+
+/// Which code a measurement ran: the commit and the files changed since (best effort).
+fn print_code_state() {
+    let git = |args: &[&str]| {
+        Command::new("git")
+            .current_dir(workspace_root())
+            .args(args)
+            .output()
+            .ok()
+            .filter(|out| out.status.success())
+            .and_then(|out| String::from_utf8(out.stdout).ok())
+    };
+    let Some(head) = git(&["rev-parse", "--short", "HEAD"]) else {
+        return;
+    };
+    let changed: Vec<String> = git(&["status", "--porcelain", "--untracked-files=no"])
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|line| line.get(3..).map(str::to_owned))
+        .collect();
+    if changed.is_empty() {
+        println!("==> code at {}", head.trim());
+    } else {
+        println!(
+            "==> code at {} with uncommitted changes to {}",
+            head.trim(),
+            changed.join(", ")
+        );
+    }
 }
 
 /// A Tansu broker of this run: the binary `scripts/tansu.sh install` puts under

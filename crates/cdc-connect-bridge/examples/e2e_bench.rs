@@ -24,7 +24,7 @@
 //! with `--changes N --runs N --seed N --modes eos,alo --broker LABEL --no-verify`.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
-use std::collections::{BTreeSet, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -46,6 +46,8 @@ use cdc_logminer::source::{
     MiningQuery, MiningWindow, NlsSettings, RedoSource, RowSink, SessionRef, SourceError,
     TableFilter,
 };
+use rdkafka::admin::{AdminClient, AdminOptions};
+use rdkafka::client::DefaultClientContext;
 use rdkafka::config::RDKafkaLogLevel;
 use rdkafka::consumer::{BaseConsumer, Consumer};
 use rdkafka::error::{KafkaError, RDKafkaErrorCode};
@@ -87,6 +89,8 @@ impl Mode {
 struct Options {
     bootstrap: String,
     broker: String,
+    /// The broker's process, for its CPU use (`cargo x bench e2e` passes the Tansu it started).
+    broker_pid: Option<u32>,
     seed: u64,
     changes: u64,
     runs: usize,
@@ -94,6 +98,8 @@ struct Options {
     verify: bool,
     /// Only the passes without Kafka (for profiling the source).
     engine_only: bool,
+    /// Connector settings over the bench's own (`--set KEY=VALUE`), for experiments.
+    set: Vec<(String, String)>,
 }
 
 fn options() -> Result<Options, Error> {
@@ -103,12 +109,14 @@ fn options() -> Result<Options, Error> {
     let mut o = Options {
         bootstrap: String::new(),
         broker: "a Kafka-protocol broker".to_owned(),
+        broker_pid: None,
         seed: 7,
         changes: 100_000,
         runs: 3,
         modes: vec![Mode::ExactlyOnce, Mode::AtLeastOnce],
         verify: true,
         engine_only: false,
+        set: Vec::new(),
     };
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
@@ -116,6 +124,7 @@ fn options() -> Result<Options, Error> {
         match arg.as_str() {
             "--bootstrap" => bootstrap = Some(value()?),
             "--broker" => o.broker = value()?,
+            "--broker-pid" => o.broker_pid = Some(value()?.parse()?),
             "--seed" => o.seed = value()?.parse()?,
             "--changes" => o.changes = value()?.parse()?,
             "--runs" => o.runs = value()?.parse::<usize>()?.max(1),
@@ -131,10 +140,18 @@ fn options() -> Result<Options, Error> {
             }
             "--no-verify" => o.verify = false,
             "--engine-only" => o.engine_only = true,
+            "--set" => {
+                let pair = value()?;
+                let (key, v) = pair
+                    .split_once('=')
+                    .ok_or(format!("--set needs KEY=VALUE, not {pair:?}"))?;
+                o.set.push((key.to_owned(), v.to_owned()));
+            }
             "-h" | "--help" => {
                 println!(
-                    "usage: e2e_bench [--bootstrap HOST:PORT] [--broker LABEL] [--changes N] \
-                     [--runs N] [--seed N] [--modes eos,alo] [--no-verify] [--engine-only]"
+                    "usage: e2e_bench [--bootstrap HOST:PORT] [--broker LABEL] [--broker-pid PID] \
+                     [--changes N] \
+                     [--runs N] [--seed N] [--modes eos,alo] [--no-verify] [--engine-only] [--set KEY=VALUE]..."
                 );
                 std::process::exit(0);
             }
@@ -197,6 +214,9 @@ fn connector_config(o: &Options, run: &str, mode: Mode, start_scn: Option<u64>) 
         // capture the simulated database's whole history, not only what follows the start
         config.set("cdc.start.scn", scn.to_string());
     }
+    for (key, value) in &o.set {
+        config.set(key.as_str(), value.as_str());
+    }
     config
 }
 
@@ -245,7 +265,7 @@ fn run() -> Result<(), Error> {
     for _ in 0..o.runs {
         engine_only.push(engine_pass(&prep, expected_changes, false)?);
         let pass = engine_pass(&prep, expected_changes, true)?;
-        shape = Some(pass.shape);
+        shape = Some(pass.shape.clone());
         with_records.push(pass);
     }
     let shape = shape.ok_or("no engine pass ran")?;
@@ -259,10 +279,16 @@ fn run() -> Result<(), Error> {
         )
     };
     let source_share = share(SourceTime::total);
+    let engine_cpu_rate = median(
+        engine_only
+            .iter()
+            .map(|p| p.changes as f64 / p.cpu.as_secs_f64().max(1e-9)),
+    );
     println!(
-        "engine only (simulator → engine, paced as the task paces it): {} changes/s \
-         (median of {}; {} mining steps, {} idle waits)",
+        "engine only (simulator → engine, paced as the task paces it): {} changes/s, {} per \
+         CPU-second (median of {}; {} mining steps, {} idle waits)",
         thousands(engine_rate),
+        thousands(engine_cpu_rate),
         engine_only.len(),
         engine_only.first().map_or(0, |p| p.steps),
         engine_only.first().map_or(0, |p| p.idle_waits),
@@ -276,6 +302,16 @@ fn run() -> Result<(), Error> {
         share(|t| t.other),
         100.0 - source_share,
     );
+    if let Some(p) = engine_only.first() {
+        let steps = p.steps.max(1) as f64;
+        println!(
+            "  per mining step: {:.1} rows mined, {:.2} ms answering the query; window {} logs \
+             at the end",
+            p.rows_mined as f64 / steps,
+            p.source.mine.as_secs_f64() * 1000.0 / steps,
+            p.window_logs,
+        );
+    }
     println!(
         "engine + RecordBuilder (no Kafka): {} Kafka records/s = {} changes/s; {} table \
          records per run ({:.2} per change), record size key {} + value {} + headers {} B",
@@ -287,12 +323,14 @@ fn run() -> Result<(), Error> {
         shape.value_bytes(),
         shape.header_bytes(),
     );
-    // the delivery thread's building, alone: what the builder pass took beyond the engine's
-    let build_time = median(with_records.iter().map(|p| p.elapsed.as_secs_f64()))
-        - median(engine_only.iter().map(|p| p.elapsed.as_secs_f64()));
-    let build_rate = shape.table_records as f64 / build_time.max(1e-9);
+    // the delivery thread's building, alone: the time spent in RecordBuilder::append
+    let build_rate = median(
+        with_records
+            .iter()
+            .map(|p| p.shape.table_records as f64 / p.build_time.as_secs_f64().max(1e-9)),
+    );
     println!(
-        "  RecordBuilder alone (the difference of the two passes): {} Kafka records/s on one \
+        "  RecordBuilder alone (time inside RecordBuilder::append): {} Kafka records/s on one \
          core",
         thousands(build_rate)
     );
@@ -300,16 +338,16 @@ fn run() -> Result<(), Error> {
         return Ok(());
     }
 
-    let mut rows = Vec::new();
     let mut connector_runs: Vec<(Mode, ConnectorRun)> = Vec::new();
     let mut bare_runs: Vec<(Mode, BareRun)> = Vec::new();
+    let mut shaped_runs: Vec<(Mode, BareRun)> = Vec::new();
     for i in 0..o.runs {
         for &mode in &o.modes {
             let run = format!("{stamp}{}{i}", mode.label().to_ascii_lowercase());
             let c = connector_run(&o, &run, mode, start_scn, &shape, expected_changes)?;
             println!(
                 "  {} run {}: connector {} records/s in {:.2} s (first ack after {:.2} s; {} \
-                 Kafka transactions; peak queue {}){}",
+                 Kafka transactions; peak queue {}; {} mining steps, {} rows){}\n    cores: {}",
                 mode.label(),
                 i + 1,
                 thousands(c.records_per_s()),
@@ -317,86 +355,87 @@ fn run() -> Result<(), Error> {
                 c.first_ack.as_secs_f64(),
                 c.kafka_transactions,
                 c.peak_queue,
+                c.steps,
+                c.rows_mined,
                 c.verified
                     .as_deref()
                     .map(|v| format!("; read back: {v}"))
                     .unwrap_or_default(),
+                c.cpu,
             );
             let bare = bare_run(
                 &o,
                 &format!("oracle-cdc-bench-bare-{run}"),
                 mode,
+                Bare::Plain,
                 &c,
                 &shape,
                 &prep,
             )?;
             println!(
-                "  {} run {}: bare producer {} records/s in {:.2} s ({} records of {} B)",
+                "  {} run {}: bare producer {} records/s in {:.2} s ({} records of {} B)\n    \
+                 cores: {}",
                 mode.label(),
                 i + 1,
                 thousands(bare.records_per_s()),
                 bare.elapsed.as_secs_f64(),
                 bare.records,
                 bare.record_bytes,
+                bare.cpu,
+            );
+            let shaped = bare_run(
+                &o,
+                &format!("oracle-cdc-bench-shaped-{run}"),
+                mode,
+                Bare::Shaped,
+                &c,
+                &shape,
+                &prep,
+            )?;
+            println!(
+                "  {} run {}: bare producer shaped like the connector's traffic {} records/s in \
+                 {:.2} s\n    cores: {}",
+                mode.label(),
+                i + 1,
+                thousands(shaped.records_per_s()),
+                shaped.elapsed.as_secs_f64(),
+                shaped.cpu,
             );
             connector_runs.push((mode, c));
             bare_runs.push((mode, bare));
+            shaped_runs.push((mode, shaped));
+            // the next runs find the broker as empty as this one did
+            delete_topics_of(&o, &run);
         }
-    }
-    for &mode in &o.modes {
-        let connector = median(
-            connector_runs
-                .iter()
-                .filter(|(m, _)| *m == mode)
-                .map(|(_, r)| r.records_per_s()),
-        );
-        let steady = median(
-            connector_runs
-                .iter()
-                .filter(|(m, _)| *m == mode)
-                .map(|(_, r)| r.steady_records_per_s()),
-        );
-        let bare = median(
-            bare_runs
-                .iter()
-                .filter(|(m, _)| *m == mode)
-                .map(|(_, r)| r.records_per_s()),
-        );
-        let per_txn = median(
-            connector_runs
-                .iter()
-                .filter(|(m, _)| *m == mode)
-                .map(|(_, r)| r.records as f64 / r.kafka_transactions.max(1) as f64),
-        );
-        rows.push((mode, connector, steady, bare, per_txn));
     }
 
     println!(
-        "\nmedians of {} runs; broker {} at {}; {} cores, load average {} at the end",
+        "\nmedians of {} runs; broker {} at {}{}; {} cores, load average {} at the end",
         o.runs,
         o.broker,
         o.bootstrap,
+        o.broker_pid
+            .and_then(resident_memory)
+            .map(|rss| format!(" (resident memory now {rss})"))
+            .unwrap_or_default(),
         cores,
         load_average()
     );
     println!(
-        "{:<5} {:>17} {:>13} {:>7} {:>7} {:>6}   {:>22} {:>16}",
-        "mode",
-        "connector rec/s",
-        "bare rec/s",
-        "ratio",
-        "target",
-        "result",
-        "connector after start",
-        "records/Kafka txn"
+        "{:<5} {:>16} {:>11} {:>6} {:>7} {:>7}",
+        "mode", "connector rec/s", "bare rec/s", "ratio", "target", "result"
     );
-    for (mode, connector, steady, bare, per_txn) in &rows {
+    for &mode in &o.modes {
+        let runs = || connector_runs.iter().filter(move |(m, _)| *m == mode);
+        let bares = || bare_runs.iter().filter(move |(m, _)| *m == mode);
+        let connector = median(runs().map(|(_, r)| r.records_per_s()));
+        let bare = median(bares().map(|(_, r)| r.records_per_s()));
         let ratio = connector / bare.max(f64::MIN_POSITIVE);
         println!(
-            "{:<5} {:>17} {:>13} {:>6.0}% {:>6.0}% {:>6}   {:>22} {:>16}",
+            "{:<5} {:>16} {:>11} {:>5.0}% {:>6.0}% {:>7}",
             mode.label(),
-            thousands(*connector),
-            thousands(*bare),
+            thousands(connector),
+            thousands(bare),
             ratio * 100.0,
             mode.target() * 100.0,
             if ratio >= mode.target() {
@@ -404,32 +443,110 @@ fn run() -> Result<(), Error> {
             } else {
                 "FAIL"
             },
-            thousands(*steady),
-            if *mode == Mode::ExactlyOnce {
-                format!("{per_txn:.0}")
+        );
+    }
+    println!("\nthe connector's runs (medians):");
+    for &mode in &o.modes {
+        let runs = || connector_runs.iter().filter(move |(m, _)| *m == mode);
+        println!(
+            "  {}: {} changes/s; {} records/s after the first acknowledgement, which took \
+             {:.2} s{}",
+            mode.label(),
+            thousands(median(
+                runs().map(|(_, r)| expected_changes as f64 / r.elapsed.as_secs_f64())
+            )),
+            thousands(median(runs().map(|(_, r)| r.steady_records_per_s()))),
+            median(runs().map(|(_, r)| r.first_ack.as_secs_f64())),
+            if mode == Mode::ExactlyOnce {
+                format!(
+                    "; {:.0} records per Kafka transaction",
+                    median(
+                        runs().map(|(_, r)| r.records as f64 / r.kafka_transactions.max(1) as f64)
+                    )
+                )
             } else {
-                "-".to_owned()
+                String::new()
             },
         );
     }
     println!(
-        "{:<5} {:>17}   (engine only: simulator → engine, changes/s)",
-        "src",
-        thousands(engine_rate)
+        "\nthe bare producer shaped like the connector's traffic ({} headers a record, {} \
+         topics in the connector's proportions, under EOS an offset record in each Kafka \
+         transaction; medians):",
+        shape.headers_per_record(),
+        shape.topics.len()
+    );
+    for &mode in &o.modes {
+        let runs = || connector_runs.iter().filter(move |(m, _)| *m == mode);
+        let shaped = median(
+            shaped_runs
+                .iter()
+                .filter(|(m, _)| *m == mode)
+                .map(|(_, r)| r.records_per_s()),
+        );
+        let connector = median(runs().map(|(_, r)| r.records_per_s()));
+        println!(
+            "  {}: {} records/s; the connector reaches {:.0}% of it",
+            mode.label(),
+            thousands(shaped),
+            connector / shaped.max(f64::MIN_POSITIVE) * 100.0
+        );
+    }
+    println!("\nwhere the time goes (cores busy during the runs, medians):");
+    let mut per_record = Vec::new();
+    for &mode in &o.modes {
+        let runs = connector_runs.iter().filter(|(m, _)| *m == mode);
+        let bares = bare_runs.iter().filter(|(m, _)| *m == mode);
+        let shapeds = shaped_runs.iter().filter(|(m, _)| *m == mode);
+        let connector = median_cpu(runs.clone().map(|(_, r)| &r.cpu));
+        let bare = median_cpu(bares.clone().map(|(_, r)| &r.cpu));
+        let shaped = median_cpu(shapeds.clone().map(|(_, r)| &r.cpu));
+        println!("  {} connector: {connector}", mode.label());
+        println!("  {} bare:      {bare}", mode.label());
+        println!("  {} shaped:    {shaped}", mode.label());
+        let micros = |cores: f64, rate: f64| cores / rate.max(f64::MIN_POSITIVE) * 1e6;
+        let rates = [
+            median(runs.map(|(_, r)| r.records_per_s())),
+            median(bares.map(|(_, r)| r.records_per_s())),
+            median(shapeds.map(|(_, r)| r.records_per_s())),
+        ];
+        for ((what, cpu), rate) in [("connector", connector), ("bare", bare), ("shaped", shaped)]
+            .into_iter()
+            .zip(rates)
+        {
+            per_record.push((
+                format!("{} {what}", mode.label()),
+                micros(cpu.process(), rate),
+                cpu.broker.map(|b| micros(b, rate)),
+            ));
+        }
+    }
+    println!("\nCPU per record, µs (cores busy / records per second, medians):");
+    println!("  {:<16} {:>14} {:>8}", "", "client process", "broker");
+    for (what, process, broker) in &per_record {
+        println!(
+            "  {what:<16} {process:>14.1} {:>8}",
+            broker.map_or_else(|| "-".to_owned(), |b| format!("{b:.1}"))
+        );
+    }
+    println!("\nthe source alone, without Kafka (medians):");
+    println!(
+        "  engine over the simulator, paced as in the task: {} changes/s ({} Kafka records/s); \
+         {} changes per CPU-second",
+        thousands(engine_rate),
+        thousands(engine_rate * shape.table_records as f64 / expected_changes.max(1) as f64),
+        thousands(engine_cpu_rate),
     );
     println!(
-        "{:<5} {:>17}   (engine + RecordBuilder, no Kafka: Kafka records/s)",
-        "src+b",
-        thousands(records_rate)
+        "  of that time the simulator (standing for Oracle) takes {source_share:.0}%, the \
+         engine {:.0}%",
+        100.0 - source_share
     );
     println!(
-        "{:<5} {:>17}   (RecordBuilder alone, one core: Kafka records/s)",
-        "build",
+        "  with the Kafka records built on the same thread: {} Kafka records/s; RecordBuilder \
+         alone: {} Kafka records/s",
+        thousands(records_rate),
         thousands(build_rate)
-    );
-    println!(
-        "{:<5} {:>16.0}%   (of the engine-only time spent in the simulator)",
-        "sim", source_share
     );
     Ok(())
 }
@@ -437,16 +554,24 @@ fn run() -> Result<(), Error> {
 // ---- the engine without Kafka ---------------------------------------------------------------
 
 /// What the records of one capture look like.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Default)]
 struct Shape {
     /// Kafka records of changes (with tombstones), on the table topics.
     table_records: u64,
     key_bytes: u64,
     value_bytes: u64,
     header_bytes: u64,
+    headers: u64,
+    /// Records per table topic.
+    topics: BTreeMap<String, u64>,
 }
 
 impl Shape {
+    /// Headers per record, rounded.
+    fn headers_per_record(&self) -> usize {
+        let per = (self.headers as f64 / self.table_records.max(1) as f64).round();
+        usize::try_from(per as u64).unwrap_or(1).max(1)
+    }
     fn key_bytes(&self) -> u64 {
         self.key_bytes / self.table_records.max(1)
     }
@@ -464,7 +589,13 @@ struct EnginePass {
     changes: u64,
     steps: u64,
     idle_waits: u64,
+    rows_mined: u64,
+    window_logs: u64,
     shape: Shape,
+    /// Time inside `RecordBuilder::append`.
+    build_time: Duration,
+    /// CPU time of the process during the pass (the engine, its decode pool, the builder).
+    cpu: Duration,
     source: SourceTime,
 }
 
@@ -570,6 +701,7 @@ struct BuildSink {
     out: Vec<KafkaRecord>,
     changes: u64,
     shape: Shape,
+    build_time: Duration,
     failure: Option<String>,
 }
 
@@ -587,7 +719,10 @@ impl RecordSink for BuildSink {
             split: false,
         };
         self.out.clear();
-        if let Err(error) = builder.append(&record, context, &mut self.out) {
+        let started = Instant::now();
+        let built = builder.append(&record, context, &mut self.out);
+        self.build_time += started.elapsed();
+        if let Err(error) = built {
             self.failure = Some(error.to_string());
             return Err(SinkClosed);
         }
@@ -601,6 +736,8 @@ impl RecordSink for BuildSink {
                     .iter()
                     .map(|h| (h.name.len() + h.value.len()) as u64)
                     .sum::<u64>();
+                self.shape.headers += r.headers.len() as u64;
+                *self.shape.topics.entry(r.topic.clone()).or_default() += 1;
             }
         }
         Ok(())
@@ -612,6 +749,7 @@ impl RecordSink for BuildSink {
 /// every expected change; with `build`, the Kafka records are built as the delivery thread
 /// builds them.
 fn engine_pass(config: &CdcConfig, expected: u64, build: bool) -> Result<EnginePass, Error> {
+    let cpu_before = process_ticks();
     let started = Instant::now();
     let source = Timed {
         inner: sim_source(config, None)?,
@@ -626,6 +764,7 @@ fn engine_pass(config: &CdcConfig, expected: u64, build: bool) -> Result<EngineP
         out: Vec::new(),
         changes: 0,
         shape: Shape::default(),
+        build_time: Duration::ZERO,
         failure: None,
     };
     let mut idle_waits = 0;
@@ -652,12 +791,18 @@ fn engine_pass(config: &CdcConfig, expected: u64, build: bool) -> Result<EngineP
             .into());
         }
     }
+    let metrics = engine.metrics();
+    let cpu = ticks_to_duration(process_ticks().saturating_sub(cpu_before));
     Ok(EnginePass {
+        cpu,
         elapsed: started.elapsed(),
         changes: sink.changes,
-        steps: engine.metrics().steps,
+        steps: metrics.steps,
         idle_waits,
+        rows_mined: metrics.rows_mined,
+        window_logs: metrics.window_logs,
         shape: sink.shape,
+        build_time: sink.build_time,
         source: engine.source().time,
     })
 }
@@ -677,6 +822,10 @@ struct ConnectorRun {
     bytes: u64,
     kafka_transactions: u64,
     peak_queue: u64,
+    /// Mining steps the engine took, and rows it mined.
+    steps: u64,
+    rows_mined: u64,
+    cpu: CpuUse,
     verified: Option<String>,
 }
 
@@ -691,14 +840,16 @@ impl ConnectorRun {
     }
 }
 
-/// Whether everything the simulator's history makes was sent and acknowledged: as many
-/// table records as the engine pass built plus the side records the engine emitted; under
-/// exactly-once, acknowledged counts a record when its Kafka transaction committed, and each
-/// commit adds its offset record.
-fn delivered(m: &MetricsSnapshot, mode: Mode, table_records: u64) -> bool {
+/// Whether everything the simulator's history makes was sent and acknowledged: the engine
+/// emitted every expected change and the queue is empty; as many records were sent as the
+/// engine pass built for the tables plus the side records the engine emitted; and every
+/// record sent was acknowledged — under exactly-once a record counts when its Kafka
+/// transaction committed, and each commit adds its offset record.
+fn delivered(m: &MetricsSnapshot, mode: Mode, table_records: u64, changes: u64) -> bool {
     let d = &m.delivery;
     let side = m.engine.heartbeats_sent + m.engine.ops_events + m.engine.dlq_records;
-    let all_sent = d.records_sent >= table_records + side;
+    let mined_all = m.engine.records.saturating_sub(side) >= changes;
+    let all_sent = mined_all && d.records_sent >= table_records + side;
     let all_acked = match mode {
         Mode::AtLeastOnce => d.records_acknowledged >= d.records_sent,
         Mode::ExactlyOnce => {
@@ -723,13 +874,21 @@ fn connector_run(
         given.iter(),
         "bench".to_owned(),
     ));
+    let cpu_before = cpu_snapshot(o.broker_pid);
     let started = Instant::now();
     let runner = {
         let connector = Arc::clone(&connector);
-        std::thread::spawn(move || connector.supervise(true))
+        // the task's delivery loop runs on this thread: named, so profiles tell it apart
+        std::thread::Builder::new()
+            .name("oracle-cdc-task".to_owned())
+            .spawn(move || connector.supervise(true))?
     };
     let mut first_ack: Option<(Duration, u64)> = None;
     let mut peak_queue = 0;
+    // the first poll that saw everything delivered: it counts once the next poll agrees (the
+    // bridge may add side records of its own, and the last record may be between the queue
+    // and the producer)
+    let mut seen_done: Option<(Duration, u64, u64, CpuSnapshot)> = None;
     let outcome = loop {
         std::thread::sleep(POLL_EVERY);
         let m = connector.metrics();
@@ -740,8 +899,21 @@ fn connector_run(
         if first_ack.is_none() && m.delivery.records_acknowledged > 0 {
             first_ack = Some((started.elapsed(), m.delivery.records_acknowledged));
         }
-        if delivered(&m, mode, shape.table_records) {
-            break Ok((started.elapsed(), m));
+        let counts = (m.delivery.records_sent, m.delivery.records_acknowledged);
+        if delivered(&m, mode, shape.table_records, expected_changes) {
+            match seen_done.take() {
+                Some((elapsed, sent, acked, cpu_after)) if (sent, acked) == counts => {
+                    let cpu = cpu_use(&cpu_before, &cpu_after, elapsed);
+                    break Ok((elapsed, m, cpu));
+                }
+                _ => {
+                    let elapsed = started.elapsed();
+                    let cpu_after = cpu_snapshot(o.broker_pid);
+                    seen_done = Some((elapsed, counts.0, counts.1, cpu_after));
+                }
+            }
+        } else {
+            seen_done = None;
         }
         if runner.is_finished() {
             break Err("the connector stopped before it delivered everything".to_owned());
@@ -755,7 +927,7 @@ fn connector_run(
     };
     connector.shutdown();
     let stopped = runner.join();
-    let (elapsed, m) = match (outcome, stopped) {
+    let (elapsed, m, cpu) = match (outcome, stopped) {
         (Ok(done), Ok(Ok(()))) => done,
         (Err(why), Ok(Err(error))) => return Err(format!("{why}: {error}").into()),
         (Err(why), _) => return Err(why.into()),
@@ -776,6 +948,9 @@ fn connector_run(
         bytes: m.delivery.bytes_sent,
         kafka_transactions: m.delivery.kafka_transactions_committed,
         peak_queue,
+        steps: m.engine.steps,
+        rows_mined: m.engine.rows_mined,
+        cpu,
         verified,
     })
 }
@@ -865,6 +1040,7 @@ struct BareRun {
     elapsed: Duration,
     records: u64,
     record_bytes: u64,
+    cpu: CpuUse,
 }
 
 impl BareRun {
@@ -893,15 +1069,26 @@ impl ProducerContext for Counting {
     }
 }
 
-/// As many records as the connector sent, of its average key, value and header sizes, to a
-/// fresh one-partition topic, with the connector producer's settings: idempotent, `acks=all`,
-/// `linger.ms=5`, the Java partitioner; under exactly-once transactional, with a commit every
+/// What the bare producer sends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Bare {
+    /// Records of the connector's average size to one fresh topic, one header.
+    Plain,
+    /// The connector's traffic: as many headers, spread over as many topics in the same
+    /// proportions, and under exactly-once an offset record in each Kafka transaction.
+    Shaped,
+}
+
+/// As many records as the connector sent, of its average key, value and header sizes, with
+/// the connector producer's settings: idempotent, `acks=all`, its `linger.ms`, the Java
+/// partitioner; under exactly-once transactional, with a commit every
 /// `cdc.eos.batch.max.records` records. Timed from the first send to the last
 /// acknowledgement (or commit).
 fn bare_run(
     o: &Options,
     topic: &str,
     mode: Mode,
+    bare: Bare,
     connector: &ConnectorRun,
     shape: &Shape,
     config: &CdcConfig,
@@ -915,23 +1102,50 @@ fn bare_run(
         .unwrap_or(0)
         .saturating_sub(key_len);
     let value = vec![b'v'; value_len];
-    let header_name = "bench";
+    let header_count = match bare {
+        Bare::Plain => 1,
+        Bare::Shaped => shape.headers_per_record(),
+    };
+    let header_names: Vec<String> = (0..header_count).map(|i| format!("bench.h{i}")).collect();
     let header_value = vec![
         b'h';
-        usize::try_from(shape.header_bytes())
-            .unwrap_or(0)
-            .saturating_sub(header_name.len())
+        (usize::try_from(shape.header_bytes()).unwrap_or(0) / header_count)
+            .saturating_sub(header_names.first().map_or(0, String::len))
     ];
+    let topics: Vec<String> = match bare {
+        Bare::Plain => vec![topic.to_owned()],
+        Bare::Shaped => (0..shape.topics.len().max(1))
+            .map(|i| format!("{topic}-{i}"))
+            .collect(),
+    };
+    let schedule = match bare {
+        Bare::Plain => vec![0],
+        Bare::Shaped => weighted_schedule(&shape.topics.values().copied().collect::<Vec<_>>()),
+    };
+    let offsets_topic = format!("{topic}-offsets");
+    let offset_records = bare == Bare::Shaped && mode == Mode::ExactlyOnce;
 
     let mut admin = KafkaClients::plain(o.bootstrap.clone()).admin()?;
-    admin.ensure(&TopicSpec::plain(topic))?;
+    for t in &topics {
+        admin.ensure(&TopicSpec::plain(t.as_str()))?;
+    }
+    if offset_records {
+        admin.ensure(&TopicSpec::plain(offsets_topic.as_str()))?;
+    }
+    // the connector's producer lingers 5 ms unless cdc.kafka.linger.ms says otherwise
+    let linger = config
+        .kafka
+        .client_properties
+        .iter()
+        .find(|(k, _)| *k == "linger.ms")
+        .map_or("5", |(_, v)| v.expose());
     let mut client = ClientConfig::new();
     client
         .set("bootstrap.servers", &o.bootstrap)
         .set("enable.idempotence", "true")
         .set("acks", "all")
         .set("partitioner", "murmur2_random")
-        .set("linger.ms", "5")
+        .set("linger.ms", linger)
         .set_log_level(RDKafkaLogLevel::Warning);
     if mode == Mode::ExactlyOnce {
         client.set("transactional.id", format!("{topic}-txn"));
@@ -944,10 +1158,26 @@ fn bare_run(
         }
         Mode::AtLeastOnce => u64::MAX,
     };
+    let send = |mut record: BaseRecord<'_, [u8], [u8]>| -> Result<(), Error> {
+        loop {
+            match producer.send(record) {
+                Ok(()) => return Ok(()),
+                Err((KafkaError::MessageProduction(RDKafkaErrorCode::QueueFull), back)) => {
+                    record = back;
+                    std::thread::sleep(Duration::from_millis(2));
+                }
+                Err((error, _)) => return Err(error.into()),
+            }
+        }
+    };
+    // about the size of the connector's offset record
+    let offset_value = vec![b'o'; 400];
 
+    let cpu_before = cpu_snapshot(o.broker_pid);
     let started = Instant::now();
     let mut key = vec![b'k'; key_len];
     let mut sent = 0u64;
+    let mut extra = 0u64;
     while sent < records {
         let end = records.min(sent.saturating_add(batch));
         if mode == Mode::ExactlyOnce {
@@ -958,47 +1188,131 @@ fn bare_run(
             let digits = i.to_string();
             let take = digits.len().min(key_len);
             key[key_len - take..].copy_from_slice(&digits.as_bytes()[digits.len() - take..]);
-            let headers = OwnedHeaders::new().insert(Header {
-                key: header_name,
-                value: Some(header_value.as_slice()),
-            });
-            let mut record = BaseRecord::to(topic)
-                .key(key.as_slice())
-                .payload(value.as_slice())
-                .headers(headers);
-            loop {
-                match producer.send(record) {
-                    Ok(()) => break,
-                    Err((KafkaError::MessageProduction(RDKafkaErrorCode::QueueFull), back)) => {
-                        record = back;
-                        std::thread::sleep(Duration::from_millis(2));
-                    }
-                    Err((error, _)) => return Err(error.into()),
-                }
+            let mut headers = OwnedHeaders::new_with_capacity(header_count);
+            for name in &header_names {
+                headers = headers.insert(Header {
+                    key: name,
+                    value: Some(header_value.as_slice()),
+                });
             }
+            let slot = usize::try_from(i).unwrap_or(0) % schedule.len();
+            let to = schedule
+                .get(slot)
+                .and_then(|&t| topics.get(t))
+                .map_or(topic, String::as_str);
+            send(
+                BaseRecord::to(to)
+                    .key(key.as_slice())
+                    .payload(value.as_slice())
+                    .headers(headers),
+            )?;
         }
         if mode == Mode::ExactlyOnce {
+            if offset_records {
+                send(
+                    BaseRecord::to(&offsets_topic)
+                        .key(b"[\"oracle-cdc-bench\"]".as_slice())
+                        .payload(offset_value.as_slice()),
+                )?;
+                extra += 1;
+            }
             producer.commit_transaction(Duration::from_secs(30))?;
         }
         sent = end;
     }
     producer.flush(RUN_TIMEOUT)?;
     let elapsed = started.elapsed();
+    let cpu = cpu_use(&cpu_before, &cpu_snapshot(o.broker_pid), elapsed);
     let context = producer.context();
     let (acked, failed) = (
         context.acked.load(Ordering::Relaxed),
         context.failed.load(Ordering::Relaxed),
     );
-    if acked != records || failed > 0 {
-        return Err(
-            format!("bare producer: {acked} of {records} acknowledged, {failed} failed").into(),
-        );
+    if acked != records + extra || failed > 0 {
+        return Err(format!(
+            "bare producer: {acked} of {} acknowledged, {failed} failed",
+            records + extra
+        )
+        .into());
     }
     Ok(BareRun {
         elapsed,
         records,
         record_bytes,
+        cpu,
     })
+}
+
+/// Topic indexes in proportion to `weights`, interleaved (smooth weighted round robin), one
+/// cycle of at most 1 000 slots.
+fn weighted_schedule(weights: &[u64]) -> Vec<usize> {
+    let total: u64 = weights.iter().sum();
+    if total == 0 {
+        return vec![0];
+    }
+    let slots = 1_000u64;
+    let scaled: Vec<i64> = weights
+        .iter()
+        .map(|w| i64::try_from((w * slots).div_ceil(total)).unwrap_or(1))
+        .collect();
+    let sum: i64 = scaled.iter().sum();
+    let mut credit = vec![0i64; scaled.len()];
+    let mut schedule = Vec::new();
+    for _ in 0..sum {
+        for (c, w) in credit.iter_mut().zip(&scaled) {
+            *c += w;
+        }
+        let Some((best, _)) = credit.iter().enumerate().max_by_key(|(_, c)| **c) else {
+            break;
+        };
+        credit[best] -= sum;
+        schedule.push(best);
+    }
+    if schedule.is_empty() {
+        schedule.push(0);
+    }
+    schedule
+}
+
+/// Deletes every topic whose name holds `run` (best effort: a broker that cannot delete
+/// topics keeps them, and the bench goes on).
+fn delete_topics_of(o: &Options, run: &str) {
+    let deleted = (|| -> Result<(), Error> {
+        let admin: AdminClient<DefaultClientContext> = ClientConfig::new()
+            .set("bootstrap.servers", &o.bootstrap)
+            .set_log_level(RDKafkaLogLevel::Error)
+            .create()?;
+        let metadata = admin
+            .inner()
+            .fetch_metadata(None, Duration::from_secs(10))?;
+        let names: Vec<&str> = metadata
+            .topics()
+            .iter()
+            .map(|t| t.name())
+            .filter(|name| name.contains(run))
+            .collect();
+        if names.is_empty() {
+            return Ok(());
+        }
+        let runtime = tokio::runtime::Builder::new_current_thread().build()?;
+        let options = AdminOptions::new().operation_timeout(Some(Duration::from_secs(30)));
+        for result in runtime.block_on(admin.delete_topics(&names, &options))? {
+            if let Err((topic, code)) = result {
+                return Err(format!("{topic}: {code}").into());
+            }
+        }
+        Ok(())
+    })();
+    if let Err(error) = deleted {
+        eprintln!("  (the run's topics were not deleted: {error})");
+    }
+}
+
+/// The resident memory of a process (`VmRSS`), as /proc shows it.
+fn resident_memory(pid: u32) -> Option<String> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
+    Some(line.trim_start_matches("VmRSS:").trim().to_owned())
 }
 
 // ---- helpers ----------------------------------------------------------------------------------
@@ -1013,7 +1327,7 @@ fn median(values: impl Iterator<Item = f64>) -> f64 {
     }
 }
 
-/// A rate rounded to a whole number with thin-space thousands (`46 210`).
+/// A rate rounded to a whole number, thousands apart (`46 210`).
 fn thousands(value: f64) -> String {
     let digits = format!("{:.0}", value.max(0.0));
     let mut out = String::new();
@@ -1037,4 +1351,232 @@ fn load_average() -> String {
         .ok()
         .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
         .unwrap_or_else(|| "unknown".to_owned())
+}
+
+// ---- CPU use ----------------------------------------------------------------------------------
+
+/// Clock ticks per second of `/proc/*/stat` and `/proc/stat` (USER_HZ: 100 on Linux).
+const TICKS_PER_S: u64 = 100;
+
+fn ticks_to_duration(ticks: u64) -> Duration {
+    Duration::from_millis(ticks * 1000 / TICKS_PER_S)
+}
+
+/// User and system time of a process, threads that ended included (`/proc/PID/stat`).
+fn stat_ticks(path: &str) -> Option<u64> {
+    let stat = std::fs::read_to_string(path).ok()?;
+    // the fields after the command name, which is in parentheses and may hold spaces:
+    // state is field 3, utime field 14, stime field 15
+    let rest = &stat[stat.rfind(')')? + 1..];
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let utime: u64 = fields.get(11)?.parse().ok()?;
+    let stime: u64 = fields.get(12)?.parse().ok()?;
+    Some(utime + stime)
+}
+
+fn process_ticks() -> u64 {
+    stat_ticks("/proc/self/stat").unwrap_or(0)
+}
+
+/// Busy time of every core of the machine (`/proc/stat`: all but idle and iowait).
+fn machine_ticks() -> Option<u64> {
+    let stat = std::fs::read_to_string("/proc/stat").ok()?;
+    let line = stat.lines().next()?;
+    let values: Vec<u64> = line
+        .split_whitespace()
+        .skip(1)
+        .filter_map(|v| v.parse().ok())
+        .collect();
+    let total: u64 = values.iter().take(8).sum();
+    let idle = values.get(3)? + values.get(4)?;
+    Some(total.saturating_sub(idle))
+}
+
+/// One thread's schedstat: nanoseconds on a CPU and waiting for one (runnable).
+#[derive(Debug, Clone, Default)]
+struct ThreadTime {
+    name: String,
+    on_cpu: u64,
+    runnable: u64,
+}
+
+/// CPU time at one moment: each live thread of this process (by id), the process, the
+/// broker's process and the whole machine.
+#[derive(Debug, Clone, Default)]
+struct CpuSnapshot {
+    threads: HashMap<String, ThreadTime>,
+    process: u64,
+    broker: Option<u64>,
+    machine: Option<u64>,
+}
+
+fn cpu_snapshot(broker_pid: Option<u32>) -> CpuSnapshot {
+    let mut threads = HashMap::new();
+    if let Ok(entries) = std::fs::read_dir("/proc/self/task") {
+        for entry in entries.flatten() {
+            let dir = entry.path();
+            let name = std::fs::read_to_string(dir.join("comm")).unwrap_or_default();
+            let times: Vec<u64> = std::fs::read_to_string(dir.join("schedstat"))
+                .unwrap_or_default()
+                .split_whitespace()
+                .filter_map(|v| v.parse().ok())
+                .collect();
+            if let [on_cpu, runnable, ..] = times[..] {
+                let id = entry.file_name().to_string_lossy().into_owned();
+                let name = name.trim().to_owned();
+                threads.insert(
+                    id,
+                    ThreadTime {
+                        name,
+                        on_cpu,
+                        runnable,
+                    },
+                );
+            }
+        }
+    }
+    CpuSnapshot {
+        threads,
+        process: process_ticks(),
+        broker: broker_pid.and_then(|pid| stat_ticks(&format!("/proc/{pid}/stat"))),
+        machine: machine_ticks(),
+    }
+}
+
+/// Cores busy over an interval, by part.
+#[derive(Debug, Clone, Copy, Default)]
+struct CpuUse {
+    /// The mining thread and the decode pool.
+    mining: f64,
+    /// The mining thread alone: the share of the interval it was runnable but waited for a
+    /// CPU, and the share it was neither running nor runnable (blocked on the full queue,
+    /// waiting for the decode pool, idle).
+    mining_runnable: f64,
+    mining_blocked: f64,
+    /// The same for the task's thread (the delivery loop).
+    delivery_runnable: f64,
+    delivery_blocked: f64,
+    /// The task's thread: the delivery loop (record building, sending, Kafka transactions).
+    delivery: f64,
+    /// librdkafka's threads (the producer's, the offsets store's).
+    rdkafka: f64,
+    /// The rest of this process: the bench's own thread, the offsets thread, ended threads.
+    rest: f64,
+    broker: Option<f64>,
+    /// Every other process on the machine.
+    others: Option<f64>,
+}
+
+fn cpu_use(before: &CpuSnapshot, after: &CpuSnapshot, wall: Duration) -> CpuUse {
+    let wall = wall.as_secs_f64().max(1e-9);
+    let mut by_part = [0.0f64; 3];
+    let (mut mining_runnable, mut mining_blocked) = (0.0, 0.0);
+    let (mut delivery_runnable, mut delivery_blocked) = (0.0, 0.0);
+    for (id, now) in &after.threads {
+        let earlier = before.threads.get(id).cloned().unwrap_or_default();
+        let seconds = now.on_cpu.saturating_sub(earlier.on_cpu) as f64 / 1e9;
+        let name = &now.name;
+        let runnable = now.runnable.saturating_sub(earlier.runnable) as f64 / 1e9 / wall;
+        let blocked = (1.0 - seconds / wall - runnable).max(0.0);
+        if name.starts_with("oracle-cdc-mini") {
+            (mining_runnable, mining_blocked) = (runnable, blocked);
+        } else if name == "oracle-cdc-task" {
+            (delivery_runnable, delivery_blocked) = (runnable, blocked);
+        }
+        let part = if name.starts_with("oracle-cdc-mini") || name.starts_with("cdc-decode") {
+            0
+        } else if name == "oracle-cdc-task" {
+            1
+        } else if name.starts_with("rdk:") || name.starts_with("producer pollin") {
+            2
+        } else {
+            continue;
+        };
+        by_part[part] += seconds;
+    }
+    let seconds = |ticks: u64| ticks as f64 / TICKS_PER_S as f64;
+    let process = seconds(after.process.saturating_sub(before.process));
+    let broker = match (before.broker, after.broker) {
+        (Some(b), Some(a)) => Some(seconds(a.saturating_sub(b))),
+        _ => None,
+    };
+    let others = match (before.machine, after.machine) {
+        (Some(b), Some(a)) => {
+            Some((seconds(a.saturating_sub(b)) - process - broker.unwrap_or(0.0)).max(0.0))
+        }
+        _ => None,
+    };
+    CpuUse {
+        mining: by_part[0] / wall,
+        mining_runnable,
+        mining_blocked,
+        delivery_runnable,
+        delivery_blocked,
+        delivery: by_part[1] / wall,
+        rdkafka: by_part[2] / wall,
+        rest: (process - by_part.iter().sum::<f64>()).max(0.0) / wall,
+        broker: broker.map(|b| b / wall),
+        others: others.map(|o| o / wall),
+    }
+}
+
+/// The median of each part over several runs.
+fn median_cpu<'a>(uses: impl Iterator<Item = &'a CpuUse> + Clone) -> CpuUse {
+    let optional = |f: fn(&CpuUse) -> Option<f64>| {
+        let values: Vec<f64> = uses.clone().filter_map(f).collect();
+        (!values.is_empty()).then(|| median(values.into_iter()))
+    };
+    CpuUse {
+        mining: median(uses.clone().map(|u| u.mining)),
+        mining_runnable: median(uses.clone().map(|u| u.mining_runnable)),
+        mining_blocked: median(uses.clone().map(|u| u.mining_blocked)),
+        delivery_runnable: median(uses.clone().map(|u| u.delivery_runnable)),
+        delivery_blocked: median(uses.clone().map(|u| u.delivery_blocked)),
+        delivery: median(uses.clone().map(|u| u.delivery)),
+        rdkafka: median(uses.clone().map(|u| u.rdkafka)),
+        rest: median(uses.clone().map(|u| u.rest)),
+        broker: optional(|u| u.broker),
+        others: optional(|u| u.others),
+    }
+}
+
+impl CpuUse {
+    /// Cores of this process: the connector (or the bare producer) and the bench.
+    fn process(&self) -> f64 {
+        self.mining + self.delivery + self.rdkafka + self.rest
+    }
+}
+
+impl std::fmt::Display for CpuUse {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let shown = |v: Option<f64>| v.map_or_else(|| "-".to_owned(), |v| format!("{v:.2}"));
+        if self.mining + self.delivery > 0.0 {
+            write!(
+                f,
+                "mining {:.2} (its thread also waited {:.0}% of the time for a CPU, was \
+                 blocked {:.0}%), delivery {:.2} (waited {:.0}%, blocked {:.0}%), librdkafka \
+                 {:.2}, rest {:.2}",
+                self.mining,
+                self.mining_runnable * 100.0,
+                self.mining_blocked * 100.0,
+                self.delivery,
+                self.delivery_runnable * 100.0,
+                self.delivery_blocked * 100.0,
+                self.rdkafka,
+                self.rest,
+            )?;
+        } else {
+            write!(
+                f,
+                "producing thread {:.2}, librdkafka {:.2}",
+                self.rest, self.rdkafka
+            )?;
+        }
+        write!(
+            f,
+            ", broker {}, other processes {}",
+            shown(self.broker),
+            shown(self.others)
+        )
+    }
 }

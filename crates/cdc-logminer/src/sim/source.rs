@@ -557,6 +557,22 @@ impl RedoSource for SimSource {
         let objects: BTreeSet<(ConId, ObjectId)> = query.objects.iter().copied().collect();
         let excluded: BTreeSet<&str> = query.excluded_users.iter().map(String::as_str).collect();
 
+        // Records wholly before the bound are not rendered: every row of a record shares its
+        // RS_ID, so none of them could be returned (LogMiner reads them too, but rendering
+        // SQL_REDO is the simulator's cost, not the database's). Only with one thread: RS_IDs
+        // of different threads do not compare.
+        let single_thread = session
+            .logs
+            .iter()
+            .filter_map(|log| self.db.logs.get(log.index).map(|l| l.thread))
+            .collect::<BTreeSet<_>>()
+            .len()
+            <= 1;
+        let skip_below = query
+            .from
+            .addr()
+            .filter(|_| single_thread)
+            .map(|addr| addr.rs_id());
         // the rows of every thread, in redo order, with MISSING_SCN rows at gaps
         let mut per_thread: Vec<(RedoThread, Vec<MinedRow>)> = Vec::new();
         let mut failure = None;
@@ -617,6 +633,9 @@ impl RedoSource for SimSource {
                 rows.push(gap);
             }
             for placed in &db_log.records {
+                if skip_below.is_some_and(|bound| placed.rs_id < bound) {
+                    continue;
+                }
                 rows.extend(self.db.render(placed, db_log.thread));
             }
         }
