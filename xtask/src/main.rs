@@ -26,6 +26,7 @@ tasks:
   bench e2e [OPTION...]       end-to-end throughput into a broker, EOS and ALO, beside a bare
                               producer (docs/benchmarks.md); options go to the example:
                               --changes N --runs N --seed N --modes eos,alo --no-verify
+                              --set KEY=VALUE (a connector setting, for experiments)
   fuzz decode --seconds N     fuzz the SQL_REDO parser for N seconds (default 60); needs
                               `cargo install cargo-fuzz --locked` and a C++ compiler
 ";

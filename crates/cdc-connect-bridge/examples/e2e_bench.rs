@@ -1,9 +1,11 @@
 //! End-to-end throughput of the connector into a Kafka-protocol broker, each delivery mode
 //! beside a bare rdkafka producer sending records of the same size to the same broker in the
-//! same run, and the ratio of the two.
+//! same run, and the ratio of the two; then where the time went. `docs/benchmarks.md` has the
+//! method and the numbers.
 //!
 //! ```text
 //!  engine only       sim_source ─► CaptureEngine::step, paced as the task paces it   changes/s
+//!                    (the simulator's calls timed apart: it stands for Oracle)
 //!  engine + records  … ─► RecordBuilder (what the delivery thread builds; no Kafka)  records/s
 //!  connector         Connector::supervise ─► broker; from start until every record   records/s
 //!                    was acknowledged (ALO) or committed in a Kafka transaction (EOS)
@@ -11,17 +13,26 @@
 //!                    connector's average key, value and header sizes; idempotent
 //!                    (ALO) or transactional, cdc.eos.batch.max.records per Kafka
 //!                    transaction (EOS)
+//!  bare, shaped      the same with the connector's header count, spread over its     records/s
+//!                    table topics in its proportions, an offset record per Kafka
+//!                    transaction: the broker's cost of the connector's traffic shape
 //! ```
+//!
+//! Every run reads the CPU time of each thread of this process (schedstat), of the broker's
+//! process (`--broker-pid`) and of the machine, so the report says which part was busy, which
+//! waited for a CPU and which was blocked.
 //!
 //! Every connector run has its own name, topic prefix and offsets topic, so no run resumes
 //! another; after each run the table topics are read back (`read_committed`, not timed) and
-//! every expected change must be there. Each measurement runs `--runs` times; the table shows
-//! the medians.
+//! every expected change must be there, then the run's topics are deleted. Each measurement
+//! runs `--runs` times; the tables show the medians.
 //!
 //! Run: `cargo x bench e2e` (starts a Tansu broker unless `CDC_TEST_BOOTSTRAP` or
 //! `CDC_TEST_BROKER` names one), or
 //! `cargo run --release -p cdc-connect-bridge --example e2e_bench -- --bootstrap HOST:PORT`
-//! with `--changes N --runs N --seed N --modes eos,alo --broker LABEL --no-verify`.
+//! with `--changes N --runs N --seed N --modes eos,alo --broker LABEL --broker-pid PID
+//! --no-verify --set KEY=VALUE` (a connector setting, e.g. `cdc.kafka.linger.ms=50`), or
+//! `--engine-only` (no broker needed) to profile the source.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
@@ -149,9 +160,9 @@ fn options() -> Result<Options, Error> {
             }
             "-h" | "--help" => {
                 println!(
-                    "usage: e2e_bench [--bootstrap HOST:PORT] [--broker LABEL] [--broker-pid PID] \
-                     [--changes N] \
-                     [--runs N] [--seed N] [--modes eos,alo] [--no-verify] [--engine-only] [--set KEY=VALUE]..."
+                    "usage: e2e_bench [--bootstrap HOST:PORT] [--broker LABEL] \
+                     [--broker-pid PID] [--changes N] [--runs N] [--seed N] \
+                     [--modes eos,alo] [--no-verify] [--engine-only] [--set KEY=VALUE]..."
                 );
                 std::process::exit(0);
             }
@@ -164,7 +175,7 @@ fn options() -> Result<Options, Error> {
         None if o.engine_only => "127.0.0.1:9".to_owned(),
         None => {
             return Err(
-                "no broker: pass --bootstrap HOST:PORT or set CDC_TEST_BOOTSTRAP / \
+                "no broker: pass --bootstrap HOST:PORT or set CDC_TEST_BOOTSTRAP or \
                         CDC_TEST_BROKER (`cargo x bench e2e` starts Tansu itself)"
                     .into(),
             );
@@ -314,11 +325,13 @@ fn run() -> Result<(), Error> {
     }
     println!(
         "engine + RecordBuilder (no Kafka): {} Kafka records/s = {} changes/s; {} table \
-         records per run ({:.2} per change), record size key {} + value {} + headers {} B",
+         records per run ({:.2} per change) on {} topics, record size key {} + value {} + \
+         headers {} B",
         thousands(records_rate),
         thousands(median(with_records.iter().map(|p| p.changes_per_s()))),
         shape.table_records,
         shape.table_records as f64 / expected_changes.max(1) as f64,
+        shape.topics.len(),
         shape.key_bytes(),
         shape.value_bytes(),
         shape.header_bytes(),
@@ -337,6 +350,15 @@ fn run() -> Result<(), Error> {
     if o.engine_only {
         return Ok(());
     }
+    // the connector creates a table's topic when its first record comes, on the delivery
+    // thread: what one creation costs on this broker
+    let creation = topic_creation(&o, &format!("{stamp}create"), 20)?;
+    println!(
+        "creating a topic as the connector does (TopicAdmin::ensure): median {:.0} ms; each \
+         connector run creates {} table topics (plus its side and offsets topics)",
+        creation.as_secs_f64() * 1000.0,
+        shape.topics.len()
+    );
 
     let mut connector_runs: Vec<(Mode, ConnectorRun)> = Vec::new();
     let mut bare_runs: Vec<(Mode, BareRun)> = Vec::new();
@@ -1272,6 +1294,20 @@ fn weighted_schedule(weights: &[u64]) -> Vec<usize> {
         schedule.push(0);
     }
     schedule
+}
+
+/// The median time of creating a fresh topic with the connector's `TopicAdmin::ensure`
+/// (create, then wait until metadata shows it), over `count` topics, deleted afterwards.
+fn topic_creation(o: &Options, run: &str, count: usize) -> Result<Duration, Error> {
+    let mut admin = KafkaClients::plain(o.bootstrap.clone()).admin()?;
+    let mut took = Vec::with_capacity(count);
+    for i in 0..count {
+        let started = Instant::now();
+        admin.ensure(&TopicSpec::plain(format!("oracle-cdc-bench-{run}-{i}")))?;
+        took.push(started.elapsed().as_secs_f64());
+    }
+    delete_topics_of(o, run);
+    Ok(Duration::from_secs_f64(median(took.into_iter())))
 }
 
 /// Deletes every topic whose name holds `run` (best effort: a broker that cannot delete
