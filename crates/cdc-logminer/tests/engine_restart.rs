@@ -17,6 +17,16 @@ fn restart_points() -> usize {
 }
 
 fn check_restarts(seed: u64, config: SimConfig, workload: WorkloadConfig) -> usize {
+    check_restarts_of(seed, config, workload, captured)
+}
+
+fn check_restarts_of(
+    seed: u64,
+    config: SimConfig,
+    workload: WorkloadConfig,
+    tables: fn(&cdc_core::TableId) -> bool,
+) -> usize {
+    let capture = |db: &_, spill: &_, position| capture_tables(db, spill, position, tables);
     let spill = tempfile::tempdir().unwrap();
     let db = finished_database(seed, config, workload);
     let full = capture(&db, &spill, None).unwrap();
@@ -111,6 +121,19 @@ fn restarts_emit_exactly_the_unacknowledged_suffix() {
             ..WorkloadConfig::default()
         },
     );
+    // DDL: tables created while capturing (captured from their first row), truncates.
+    // (APP.CUSTOMERS gains columns: mined after the fact, its older rows need a dictionary
+    // replay, which the engine does not do yet.)
+    total += check_restarts_of(
+        7,
+        SimConfig::default(),
+        WorkloadConfig {
+            changes: 3000,
+            ddl_rate: 0.01,
+            ..WorkloadConfig::default()
+        },
+        |t| captured(t) && t.table != "CUSTOMERS",
+    );
     println!("restart points checked: {total}");
-    assert!(total >= 4 * restart_points().min(100));
+    assert!(total >= 5 * restart_points().min(100));
 }

@@ -352,13 +352,16 @@ impl RecordSink for QueueSink<'_> {
     fn accept(&mut self, record: EngineRecord) -> Result<(), SinkClosed> {
         let mut record = record;
         loop {
+            // counted before it is sent, so the receiver never counts it down first
+            self.stats.queue_depth.fetch_add(1, Ordering::SeqCst);
             match self.tx.try_send(record) {
-                Ok(()) => {
-                    self.stats.queue_depth.fetch_add(1, Ordering::SeqCst);
-                    return Ok(());
+                Ok(()) => return Ok(()),
+                Err(TrySendError::Disconnected(_)) => {
+                    self.stats.queue_depth.fetch_sub(1, Ordering::SeqCst);
+                    return Err(SinkClosed);
                 }
-                Err(TrySendError::Disconnected(_)) => return Err(SinkClosed),
                 Err(TrySendError::Full(back)) => {
+                    self.stats.queue_depth.fetch_sub(1, Ordering::SeqCst);
                     if self.stop.load(Ordering::SeqCst) {
                         return Err(SinkClosed);
                     }

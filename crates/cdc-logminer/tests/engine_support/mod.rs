@@ -217,8 +217,19 @@ pub fn capture(
     spill: &tempfile::TempDir,
     position: Option<Position>,
 ) -> Result<Vec<EngineRecord>, EngineError> {
+    capture_tables(db, spill, position, captured)
+}
+
+/// [`capture`] of the tables `tables` accepts.
+pub fn capture_tables(
+    db: &SimDatabase,
+    spill: &tempfile::TempDir,
+    position: Option<Position>,
+    tables: fn(&TableId) -> bool,
+) -> Result<Vec<EngineRecord>, EngineError> {
     let clock = ManualClock::default();
     let mut s = settings(spill);
+    s.table_filter = std::sync::Arc::new(tables);
     s.start_scn = Some(oldest_scn(db));
     let mut engine = CaptureEngine::open(
         SimSource::new(db.clone()),
