@@ -23,6 +23,8 @@ pub struct ReadRecord {
     pub key: Option<Vec<u8>>,
     pub value: Option<Vec<u8>>,
     pub headers: BTreeMap<String, Vec<u8>>,
+    /// The record's timestamp (ms since the epoch), when it has one.
+    pub timestamp: Option<i64>,
 }
 
 impl fmt::Debug for ReadRecord {
@@ -159,5 +161,6 @@ fn owned(message: &rdkafka::message::BorrowedMessage<'_>) -> ReadRecord {
         key: message.key().map(<[u8]>::to_vec),
         value: message.payload().map(<[u8]>::to_vec),
         headers,
+        timestamp: message.timestamp().to_millis(),
     }
 }

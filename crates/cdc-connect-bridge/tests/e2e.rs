@@ -41,6 +41,35 @@ fn delivered_count(setup: &Setup, read_committed: bool) -> usize {
         .len()
 }
 
+/// Waits (up to a minute) until the table topics grew past `before` records: the run is
+/// delivering.
+fn wait_for_flow(setup: &Setup, before: i64) {
+    wait_for(Duration::from_secs(60), || {
+        watermarks(setup).values().sum::<i64>() > before
+    });
+}
+
+/// The `startup` events of the ops topic: where each run started.
+fn startup_events(setup: &Setup) -> Vec<String> {
+    let ops = setup.config().topics.ops;
+    let wanted = |t: &str| t == ops;
+    let (records, _) = cdc_connect_bridge::readback::read_until(
+        &setup.broker,
+        &wanted,
+        false,
+        Duration::from_secs(10),
+        &mut |_| false,
+    )
+    .unwrap();
+    records
+        .iter()
+        .filter_map(|r| r.value_json())
+        .map(|v| v.get("payload").cloned().unwrap_or(v))
+        .filter(|p| p["type"] == "startup")
+        .map(|p| p["details"]["last_commit"].to_string())
+        .collect()
+}
+
 /// The end offset of each table partition.
 type Ends = HashMap<(String, i32), i64>;
 
@@ -134,7 +163,7 @@ fn sigterm_exits_zero_and_a_restart_delivers_nothing_twice() {
     std::thread::sleep(Duration::from_secs(4));
     let status = running.terminate(Duration::from_secs(30));
     assert!(status.success(), "exit status {status}");
-    let records = read_tables(&setup, true, Duration::from_millis(1500));
+    let records = read_to_end(&setup, true);
     let duplicates = check_complete(&expected, &records);
     assert!(duplicates.is_empty(), "delivered twice: {duplicates:?}");
 }
@@ -260,10 +289,20 @@ fn crash_at_least_once_loses_nothing_and_repeats_only_what_was_not_committed() {
     let kills = 20;
     // for each run: the offset committed when it was killed and where its records end
     let mut marks: Vec<(Option<cdc_offset::Position>, Ends)> = Vec::new();
+    let mut kill_times: Vec<i64> = Vec::new();
     for _ in 0..kills {
+        let before: i64 = watermarks(&setup).values().sum();
         let running = Running::start(&config_path, &log);
-        std::thread::sleep(Duration::from_millis(rng.next_ms(700, 2500)));
+        wait_for_flow(&setup, before);
+        std::thread::sleep(Duration::from_millis(rng.next_ms(0, 1500)));
         running.kill9();
+        kill_times.push(
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap()
+                .as_millis() as i64,
+        );
+        settle(&setup);
         marks.push((setup.offsets(), watermarks(&setup)));
     }
     let running = Running::start(&config_path, &log);
@@ -277,7 +316,7 @@ fn crash_at_least_once_loses_nothing_and_repeats_only_what_was_not_committed() {
     let status = running.terminate(Duration::from_secs(30));
     assert!(status.success());
 
-    let records = read_tables(&setup, false, Duration::from_millis(1500));
+    let records = read_to_end(&setup, false);
     let duplicates = check_complete(&expected, &records);
     let in_stream = kills_in_stream(
         &marks
@@ -294,18 +333,15 @@ fn crash_at_least_once_loses_nothing_and_repeats_only_what_was_not_committed() {
     // A record delivered again after kill k must come after the offset committed when the
     // process died: only what Kafka had not acknowledged, or whose offset was not yet
     // written, is repeated.
-    let mut seen: HashSet<Identity> = HashSet::new();
+    let mut seen: HashMap<Identity, (usize, i64)> = HashMap::new();
     let mut repeated = 0usize;
+    // The run that produced a record: its timestamp is the producer's time at send(), on
+    // this machine's clock, and a killed run sends nothing more (where a record lands in the
+    // log is no guide: the broker may append what a killed process had sent after the
+    // kill).
     let run_of = |record: &cdc_connect_bridge::readback::ReadRecord| {
-        marks
-            .iter()
-            .position(|(_, ends)| {
-                record.offset
-                    < *ends
-                        .get(&(record.topic.clone(), record.partition))
-                        .unwrap_or(&0)
-            })
-            .unwrap_or(marks.len())
+        let created = record.timestamp.expect("records carry their create time");
+        kill_times.iter().filter(|kill| **kill <= created).count()
     };
     let mut by_run: BTreeMap<usize, Vec<&cdc_connect_bridge::readback::ReadRecord>> =
         BTreeMap::new();
@@ -315,7 +351,7 @@ fn crash_at_least_once_loses_nothing_and_repeats_only_what_was_not_committed() {
     for (run, records) in &by_run {
         for record in records {
             let id = identity(record).unwrap();
-            if !seen.insert(id.clone()) {
+            if let Some((first_run, first_offset)) = seen.get(&id).copied() {
                 repeated += 1;
                 assert!(*run > 0, "a duplicate within the first run: {id:?}");
                 let committed = marks[run - 1]
@@ -325,14 +361,31 @@ fn crash_at_least_once_loses_nothing_and_repeats_only_what_was_not_committed() {
                 if let Some(commit) = committed {
                     let acked = order[&commit.xid.to_string()];
                     let this = order[&id.0];
-                    assert!(
-                        this > acked || (this == acked && id.1 >= commit.event_index),
-                        "run {run} repeated {id:?}, which the offset committed before the kill \
-                         ({} event_index {}) had already acknowledged",
-                        commit.xid,
-                        commit.event_index
-                    );
+                    if !(this > acked || (this == acked && id.1 >= commit.event_index)) {
+                        let startups = startup_events(&setup);
+                        panic!(
+                            "run {run} repeated {id:?} at {}/{}@{} (first in run {first_run} at \
+                             @{first_offset}), which the offset committed \
+                             before the kill ({} event_index {}) had already acknowledged; \
+                             runs started from: {startups:#?}; ends: {:?}; \
+                             record time {:?}, kills at {kill_times:?}",
+                            record.topic,
+                            record.partition,
+                            record.offset,
+                            commit.xid,
+                            commit.event_index,
+                            marks
+                                .iter()
+                                .map(|(_, e)| e
+                                    .get(&(record.topic.clone(), record.partition))
+                                    .copied())
+                                .collect::<Vec<_>>(),
+                            record.timestamp
+                        );
+                    }
                 }
+            } else {
+                seen.insert(id, (*run, record.offset));
             }
         }
     }
@@ -383,11 +436,23 @@ fn crash_exactly_once_loses_nothing_duplicates_nothing_and_never_shows_an_open_t
     let mut aborted: HashSet<(String, i32, i64)> = HashSet::new();
     let mut open_at_kill = 0;
     let mut restarted = true;
-    for kill in 0..kills {
-        let last = kill + 1 == kills;
-        // between Kafka transactions: pause (the open one is committed at the next
-        // boundary), then kill; otherwise kill at a random moment
-        let between = if hides_aborted { kill % 3 == 2 } else { !last };
+    // Where each kill lands: between Kafka transactions (pause — the open one is committed at
+    // the next boundary — then kill) or at a random moment while records flow. Without
+    // aborted-record hiding, the random kill comes last and is retried (with a restart, safe
+    // while nothing was open) until it finds a Kafka transaction open.
+    let plan: Vec<bool> = if hides_aborted {
+        (0..kills).map(|k| k % 3 == 2).collect()
+    } else {
+        (0..kills - 1).map(|_| true).chain((0..5).map(|_| false)).collect()
+    };
+    let mut kill = 0;
+    for between in plan.iter().copied() {
+        let last = !hides_aborted && !between;
+        if !hides_aborted && !between && open_at_kill > 0 {
+            break;
+        }
+        kill += 1;
+        let before: i64 = watermarks(&setup).values().sum();
         let running = Running::start(&config_path, &log);
         if between {
             assert!(wait_for(Duration::from_secs(30), || {
@@ -399,12 +464,14 @@ fn crash_exactly_once_loses_nothing_duplicates_nothing_and_never_shows_an_open_t
             assert_eq!(http("PUT", &format!("{connector}/pause"), None).0, 202);
             std::thread::sleep(Duration::from_millis(800));
         } else {
-            std::thread::sleep(Duration::from_millis(rng.next_ms(1500, 3000)));
+            wait_for_flow(&setup, before);
+            std::thread::sleep(Duration::from_millis(rng.next_ms(50, 800)));
         }
         running.kill9();
+        settle(&setup);
 
-        let committed = read_tables(&setup, true, Duration::from_millis(1500));
-        let uncommitted = read_tables(&setup, false, Duration::from_millis(1500));
+        let uncommitted = read_to_end(&setup, false);
+        let committed = read_to_end(&setup, true);
         let visible: HashSet<(String, i32, i64)> = committed
             .iter()
             .map(|r| (r.topic.clone(), r.partition, r.offset))
@@ -461,7 +528,7 @@ fn crash_exactly_once_loses_nothing_duplicates_nothing_and_never_shows_an_open_t
                 "kill {kill}: the committed transactions are not a prefix of the commit order"
             );
         }
-        restarted = !last;
+        restarted = !(last && open_at_kill > 0);
     }
     let records: Vec<_> = if restarted || hides_aborted {
         let running = Running::start(&config_path, &log);
@@ -469,12 +536,12 @@ fn crash_exactly_once_loses_nothing_duplicates_nothing_and_never_shows_an_open_t
         assert!(
             wait_for(Duration::from_secs(240), || delivered_count(&setup, true)
                 >= total),
-            "not every change arrived after {kills} kills; log:\n{}",
+            "not every change arrived after {kill} kills; log:\n{}",
             running.log_text()
         );
         let status = running.terminate(Duration::from_secs(30));
         assert!(status.success());
-        let records: Vec<_> = read_tables(&setup, false, Duration::from_millis(1500))
+        let records: Vec<_> = read_to_end(&setup, false)
             .into_iter()
             .filter(|r| !aborted.contains(&(r.topic.clone(), r.partition, r.offset)))
             .collect();
@@ -489,7 +556,7 @@ fn crash_exactly_once_loses_nothing_duplicates_nothing_and_never_shows_an_open_t
     } else {
         // no restart after the last kill (see above): the committed output so far is whole,
         // a prefix (checked above), and has no duplicate
-        let records: Vec<_> = read_tables(&setup, false, Duration::from_millis(1500))
+        let records: Vec<_> = read_to_end(&setup, false)
             .into_iter()
             .filter(|r| !aborted.contains(&(r.topic.clone(), r.partition, r.offset)))
             .collect();
@@ -501,7 +568,7 @@ fn crash_exactly_once_loses_nothing_duplicates_nothing_and_never_shows_an_open_t
         records
     };
     eprintln!(
-        "exactly-once: {kills} kills ({open_at_kill} with a Kafka transaction open), {} records, \
+        "exactly-once: {kill} kills ({open_at_kill} with a Kafka transaction open), {} records, \
          {} records of open Kafka transactions left out, no duplicate",
         records.len(),
         aborted.len()
@@ -546,7 +613,7 @@ fn exactly_once_splits_large_transactions_and_restarts_inside_them_without_dupli
     let status = running.terminate(Duration::from_secs(30));
     assert!(status.success());
 
-    let records = read_tables(&setup, true, Duration::from_millis(1500));
+    let records = read_to_end(&setup, true);
     let duplicates = check_complete(&expected, &records);
     assert!(duplicates.is_empty(), "delivered twice: {duplicates:?}");
     let mut split_xids = HashSet::new();

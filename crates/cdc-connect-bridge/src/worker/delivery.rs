@@ -69,6 +69,9 @@ pub struct Delivery {
     out: Vec<KafkaRecord>,
     /// Whether the `startup` ops event was written (before the first engine record).
     started: bool,
+    /// At least once: engine records sent and not yet acknowledged, at most
+    /// (`cdc.poll.max.records`). What a crash repeats is bounded by it.
+    max_in_flight: usize,
 }
 
 impl std::fmt::Debug for Delivery {
@@ -120,6 +123,9 @@ impl Delivery {
             shutdown_timeout: config.poll.shutdown_timeout,
             out: Vec::new(),
             started: false,
+            max_in_flight: usize::try_from(config.poll.max_records)
+                .unwrap_or(2000)
+                .max(1),
         }
     }
 
@@ -259,6 +265,9 @@ impl Delivery {
             self.kafka_txn_open = true;
             self.planner.began(now);
         }
+        if self.mode == DeliveryMode::AtLeastOnce {
+            self.wait_for_window()?;
+        }
         let position = Arc::new(position);
         let count = u32::try_from(out.len()).unwrap_or(u32::MAX);
         let seq = self
@@ -302,6 +311,20 @@ impl Delivery {
             DeliveryMode::AtLeastOnce => self.offer_acked(),
         }
         Ok(())
+    }
+
+    /// Waits until fewer than `max_in_flight` engine records are unacknowledged, handing the
+    /// acknowledged position to the offsets thread meanwhile.
+    fn wait_for_window(&mut self) -> Result<(), TaskError> {
+        loop {
+            let in_flight = self.producer.acks().lock().in_flight();
+            if in_flight < self.max_in_flight {
+                return Ok(());
+            }
+            self.offer_acked();
+            self.check()?;
+            std::thread::sleep(Duration::from_micros(200));
+        }
     }
 
     /// Ends the open Kafka transaction with the offset record of `position`.

@@ -55,6 +55,8 @@ pub struct Setup {
     pub broker: String,
     pub pairs: Vec<(String, String)>,
     pub dir: tempfile::TempDir,
+    /// Table topics seen so far.
+    pub topics: std::sync::Mutex<BTreeSet<String>>,
 }
 
 impl Setup {
@@ -91,6 +93,7 @@ impl Setup {
             broker: broker.to_owned(),
             pairs,
             dir,
+            topics: std::sync::Mutex::new(BTreeSet::new()),
         };
         let initial = sim_initial_scn(&setup.config()).unwrap();
         setup.set("cdc.start.scn", &initial.0.to_string());
@@ -144,6 +147,9 @@ impl Setup {
     }
 
     pub fn is_table_topic(&self, topic: &str) -> bool {
+        if !topic.starts_with(&format!("{}.", self.name)) {
+            return false;
+        }
         let config = self.config();
         let side = [
             config.topics.ops,
@@ -399,28 +405,50 @@ pub fn check_complete(expected: &Expected, records: &[ReadRecord]) -> BTreeMap<I
     seen.into_iter().filter(|(_, n)| *n > 1).collect()
 }
 
-/// The high watermark of every table partition.
+/// The high watermark of every table partition. A listing of all topics may leave some
+/// out, so the topics ever listed are remembered and each is asked for by name.
 pub fn watermarks(setup: &Setup) -> HashMap<(String, i32), i64> {
     use rdkafka::ClientConfig;
     use rdkafka::consumer::{BaseConsumer, Consumer};
     let consumer: BaseConsumer = ClientConfig::new()
         .set("bootstrap.servers", &setup.broker)
         .set("group.id", "oracle-cdc-test-watermarks")
+        .set("isolation.level", "read_uncommitted")
         .create()
         .unwrap();
     let metadata = consumer
         .fetch_metadata(None, Duration::from_secs(10))
         .unwrap();
-    let mut out = HashMap::new();
+    let mut known = setup.topics.lock().unwrap();
     for topic in metadata.topics() {
-        if !setup.is_table_topic(topic.name()) {
-            continue;
+        if setup.is_table_topic(topic.name()) {
+            known.insert(topic.name().to_owned());
         }
-        for partition in topic.partitions() {
-            let (_, high) = consumer
-                .fetch_watermarks(topic.name(), partition.id(), Duration::from_secs(10))
+    }
+    let mut out = HashMap::new();
+    for name in known.iter() {
+        let mut partitions = Vec::new();
+        for _ in 0..50 {
+            let metadata = consumer
+                .fetch_metadata(Some(name), Duration::from_secs(10))
                 .unwrap();
-            out.insert((topic.name().to_owned(), partition.id()), high);
+            partitions = metadata
+                .topics()
+                .iter()
+                .filter(|t| t.name() == name && t.error().is_none())
+                .flat_map(|t| t.partitions().iter().map(|p| p.id()))
+                .collect();
+            if !partitions.is_empty() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        assert!(!partitions.is_empty(), "topic {name} has no partitions");
+        for partition in partitions {
+            let (_, high) = consumer
+                .fetch_watermarks(name, partition, Duration::from_secs(10))
+                .unwrap();
+            out.insert((name.clone(), partition), high);
         }
     }
     out
@@ -462,4 +490,113 @@ pub fn hides_aborted_records(broker: &str) -> bool {
     !records
         .iter()
         .any(|r| r.value.as_deref() == Some(b"aborted".as_slice()))
+}
+
+/// Reads every table topic to its end as it is now: read_uncommitted to the high watermark of
+/// each partition; read_committed until it reaches that watermark or stops advancing for 3 s
+/// (it halts at an open transaction). A read that cannot finish fails the test instead of
+/// returning part of the topics.
+pub fn read_to_end(setup: &Setup, read_committed: bool) -> Vec<ReadRecord> {
+    use rdkafka::consumer::{BaseConsumer, Consumer};
+    use rdkafka::message::{Headers, Message};
+    use rdkafka::{ClientConfig, Offset, TopicPartitionList};
+    let ends = watermarks(setup);
+    let consumer: BaseConsumer = ClientConfig::new()
+        .set("bootstrap.servers", &setup.broker)
+        .set("group.id", "oracle-cdc-test-reader")
+        .set("enable.auto.commit", "false")
+        .set("enable.partition.eof", "false")
+        .set(
+            "isolation.level",
+            if read_committed {
+                "read_committed"
+            } else {
+                "read_uncommitted"
+            },
+        )
+        .create()
+        .unwrap();
+    let mut assignment = TopicPartitionList::new();
+    for ((topic, partition), end) in &ends {
+        if *end > 0 {
+            assignment
+                .add_partition_offset(topic, *partition, Offset::Beginning)
+                .unwrap();
+        }
+    }
+    consumer.assign(&assignment).unwrap();
+    let mut records = Vec::new();
+    let started = Instant::now();
+    let mut last_progress = Instant::now();
+    let mut last_positions: HashMap<(String, i32), i64> = HashMap::new();
+    loop {
+        while let Some(message) = consumer.poll(Duration::from_millis(100)) {
+            let message = message.unwrap();
+            let mut headers = BTreeMap::new();
+            if let Some(h) = message.headers() {
+                for header in h.iter() {
+                    headers.insert(
+                        header.key.to_owned(),
+                        header.value.map(<[u8]>::to_vec).unwrap_or_default(),
+                    );
+                }
+            }
+            records.push(ReadRecord {
+                topic: message.topic().to_owned(),
+                partition: message.partition(),
+                offset: message.offset(),
+                key: message.key().map(<[u8]>::to_vec),
+                value: message.payload().map(<[u8]>::to_vec),
+                headers,
+                timestamp: message.timestamp().to_millis(),
+            });
+            if records.len() % 5000 == 0 {
+                break;
+            }
+        }
+        let positions: HashMap<(String, i32), i64> = consumer
+            .position()
+            .unwrap()
+            .elements()
+            .iter()
+            .map(|e| {
+                let offset = match e.offset() {
+                    Offset::Offset(o) => o,
+                    _ => 0,
+                };
+                ((e.topic().to_owned(), e.partition()), offset)
+            })
+            .collect();
+        let done = ends
+            .iter()
+            .all(|(key, end)| positions.get(key).copied().unwrap_or(0) >= *end);
+        if done {
+            return records;
+        }
+        if positions != last_positions {
+            last_positions = positions;
+            last_progress = Instant::now();
+        } else if read_committed && last_progress.elapsed() > Duration::from_secs(3) {
+            return records;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(180),
+            "reading the table topics to their end took over 3 minutes"
+        );
+    }
+}
+
+/// After a `kill -9`, lets the broker finish what the process had already sent (its socket
+/// buffers still hold produce requests): waits until the table topics stop growing.
+pub fn settle(setup: &Setup) {
+    std::thread::sleep(Duration::from_millis(500));
+    let mut last = watermarks(setup);
+    loop {
+        std::thread::sleep(Duration::from_millis(700));
+        let now = watermarks(setup);
+        if now == last {
+            return;
+        }
+        last = now;
+    }
 }
