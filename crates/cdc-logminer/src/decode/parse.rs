@@ -882,9 +882,9 @@ impl<'a> Cursor<'a> {
         Ok(Some(word))
     }
 
-    /// The item shapes LogMiner writes most, read in one pass: `"C" = 'text'` and (in a WHERE
-    /// clause, `is_null_allowed`) `"C" IS NULL`, with exactly these blanks, no `""` in the
-    /// name and no `||` after the value. Leaves the cursor after the item; `None` (cursor
+    /// The item shapes LogMiner writes most, read in one pass: `"C" = v` with `v` one of the
+    /// values [`Cursor::simple_value_at`] reads and (in a WHERE clause, `is_null_allowed`)
+    /// `"C" IS NULL`, with exactly these blanks and no `""` in the name. Leaves the cursor after the item; `None` (cursor
     /// unmoved) for anything else, which the general path then reads — identically for these
     /// shapes.
     #[inline]
@@ -904,13 +904,10 @@ impl<'a> Cursor<'a> {
             doubled: false,
         };
         let after = b.get(close + 1..)?;
-        if after.starts_with(b" = '") {
-            let (text, end) = self.lone_quoted_at(close + 4)?;
+        if after.starts_with(b" = ") {
+            let (value, end) = self.simple_value_at(close + 4)?;
             self.pos = end;
-            return Some(Item {
-                column,
-                value: Literal::Quoted(text),
-            });
+            return Some(Item { column, value });
         }
         if is_null_allowed
             && after.starts_with(b" IS NULL")
@@ -925,15 +922,10 @@ impl<'a> Cursor<'a> {
         None
     }
 
-    /// A quoted literal at `at` that is a whole value (no `||` follows it), and the offset after
-    /// its closing quote; `None` for anything else.
+    /// Whether a value that ends at `end` is whole: no `||` (or a comment that may hide one)
+    /// follows it, which would make it part of a concatenation.
     #[inline]
-    fn lone_quoted_at(&self, at: usize) -> Option<(QuotedText<'a>, usize)> {
-        if !fast_paths() {
-            return None;
-        }
-        let (text, end) = scan_quoted(self.s, at)?;
-        // a `||` (or a comment that may hide one) after the value makes it a concatenation
+    fn ends_value(&self, end: usize) -> bool {
         let b = self.bytes();
         let mut k = end;
         while b
@@ -942,18 +934,73 @@ impl<'a> Cursor<'a> {
         {
             k += 1;
         }
-        if matches!(b.get(k), Some(b'|' | b'/')) {
-            return None;
-        }
-        Some((text, end))
+        !matches!(b.get(k), Some(b'|' | b'/'))
     }
 
-    /// `expr`, with a lone quoted literal (most values) read in one pass.
+    /// A value at `at` in one of the shapes LogMiner writes most, read in one pass: a quoted
+    /// literal, `NULL`, or a call with no argument or one or two quoted arguments
+    /// (`TO_DATE('…', '…')`, `UNISTR('…')`, `EMPTY_CLOB()`), with no blank inside the
+    /// parentheses other than after the comma, and no `||` after it. Returns the literal and
+    /// the offset after it; `None` for anything else, which the general path then reads —
+    /// identically for these shapes.
+    #[inline]
+    fn simple_value_at(&self, at: usize) -> Option<(Literal<'a>, usize)> {
+        if !fast_paths() {
+            return None;
+        }
+        let b = self.bytes();
+        let first = *b.get(at)?;
+        if first == b'\'' {
+            let (text, end) = scan_quoted(self.s, at)?;
+            return self.ends_value(end).then_some((Literal::Quoted(text), end));
+        }
+        if !(first.is_ascii_alphabetic() || first == b'_') {
+            return None;
+        }
+        let mut i = at + 1;
+        while b.get(i).is_some_and(|&c| is_word_byte(c)) {
+            i += 1;
+        }
+        let name = self.s.get(at..i)?;
+        if name.eq_ignore_ascii_case("null") {
+            return self.ends_value(i).then_some((Literal::Null, i));
+        }
+        if b.get(i) != Some(&b'(') {
+            return None;
+        }
+        let open = i + 1;
+        let close = if b.get(open) == Some(&b')') {
+            open
+        } else {
+            let (_, mut k) = scan_quoted(self.s, open)?;
+            if b.get(k) == Some(&b',') {
+                k += 1;
+                while b.get(k) == Some(&b' ') {
+                    k += 1;
+                }
+                k = scan_quoted(self.s, k)?.1;
+            }
+            if b.get(k) != Some(&b')') {
+                return None;
+            }
+            k
+        };
+        let end = close + 1;
+        self.ends_value(end).then_some((
+            Literal::Function(Function {
+                name,
+                args: self.s.get(open..close)?,
+            }),
+            end,
+        ))
+    }
+
+    /// `expr`, with the common shapes (most values) read in one pass.
     #[inline]
     fn value(&mut self) -> Result<Literal<'a>, SyntaxError> {
-        if let Some((text, end)) = self.lone_quoted_at(self.pos) {
+        if let Some((literal, end)) = self.simple_value_at(self.pos) {
             self.pos = end;
-            return Ok(Literal::Quoted(text));
+            return Ok(literal);
         }
         self.expr(0)
     }
@@ -1261,6 +1308,29 @@ mod tests {
             "HEXTORAW('dead') || HEXTORAW('beef')",
             "EMPTY_CLOB()",
             "Unsupported Type",
+            "null",
+            "NULL || 'a'",
+            "NULL/* c */",
+            "NULL('a')",
+            "NULLX('a')",
+            "EMPTY_CLOB( )",
+            "EMPTY_BLOB() || 'a'",
+            "EMPTY_CLOB ()",
+            "TO_DATE('2026-02-28 13:45:59','YYYY-MM-DD HH24:MI:SS')",
+            "TO_DATE('2026-02-28 13:45:59' , 'YYYY-MM-DD HH24:MI:SS')",
+            "TO_DATE('2026-02-28 13:45:59', 'YYYY-MM-DD HH24:MI:SS' )",
+            "TO_DATE('2026-02-28 13:45:59',\t'YYYY-MM-DD HH24:MI:SS')",
+            "TO_DATE('2026-02-28 13:45:59', 'YYYY-MM-DD HH24:MI:SS')|| 'x'",
+            "TO_DATE('2026-02-28 13:45:59', 'YYYY-MM-DD HH24:MI:SS'",
+            "TO_DATE('2026-02-28 13:45:59', 'unterminated)",
+            "TO_DATE('2026-02-28 13:45:59', )",
+            "TO_DATE(,'x')",
+            "SYS.XMLTYPE('<a/>')",
+            "Unsupported('a')",
+            "F$#_1('a')",
+            "_F('a')",
+            "HEXTORAW('it''s')",
+            "UNISTR('a''b', 'c''')",
         ];
         let types = [
             ColumnType::Number,
