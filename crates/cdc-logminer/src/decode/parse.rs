@@ -112,6 +112,7 @@ impl<'a> Ident<'a> {
     }
 
     /// The name: the quoted text with `""` collapsed (borrowed unless a quote was doubled).
+    #[inline]
     pub fn name(&self) -> Cow<'a, str> {
         if self.doubled {
             Cow::Owned(self.raw.replace("\"\"", "\""))
@@ -140,9 +141,12 @@ impl<'a> QuotedText<'a> {
     }
 
     /// The literal's value: `''` collapsed, padding kept. Borrowed unless a quote was doubled.
+    #[inline]
     pub fn text(&self) -> Cow<'a, str> {
         if self.doubled {
-            Cow::Owned(self.raw.replace("''", "'"))
+            let mut out = String::with_capacity(self.raw.len());
+            self.push_to(&mut out);
+            Cow::Owned(out)
         } else {
             Cow::Borrowed(self.raw)
         }
@@ -154,10 +158,12 @@ impl<'a> QuotedText<'a> {
             out.push_str(self.raw);
             return;
         }
+        // every quote inside the raw text is the first of a `''` pair (the parser ended the
+        // literal at the first lone one), so a one-byte search finds each pair
         let mut rest = self.raw;
-        while let Some(at) = rest.find("''") {
+        while let Some(at) = find_byte(rest.as_bytes(), 0, b'\'') {
             out.push_str(&rest[..=at]);
-            rest = &rest[at + 2..];
+            rest = rest.get(at + 2..).unwrap_or("");
         }
         out.push_str(rest);
     }
@@ -432,16 +438,16 @@ fn insert_body<'a>(
 ) -> Result<Statement<'a>, SyntaxError> {
     c.expect_byte(b'(', "'(' before the column list")?;
     c.ws()?;
-    // The column list and the value list are read in step: a second cursor walks the values,
-    // so no list of names is built.
-    let list_start = c.pos;
-    let mut names = c.clone();
-    // skip the column list to find the values
-    let mut count = 0usize;
+    // The column names are read once, into the items with a placeholder value that the value
+    // list then fills in.
+    let mut items = Vec::with_capacity(estimate_items(c.s));
     if !c.eat(b')') {
         loop {
-            c.column_ref(None)?;
-            count += 1;
+            let column = c.column_ref(None)?;
+            items.push(Item {
+                column,
+                value: Literal::Null,
+            });
             c.ws()?;
             if c.eat(b')') {
                 break;
@@ -454,18 +460,12 @@ fn insert_body<'a>(
     c.expect_keyword("values")?;
     c.expect_byte(b'(', "'(' before the value list")?;
     c.ws()?;
-    let mut items = Vec::with_capacity(count);
-    names.pos = list_start;
+    let count = items.len();
     if count == 0 {
         c.expect_byte(b')', "')' after an empty value list")?;
     } else {
-        for index in 0..count {
-            let column = names.column_ref(None)?;
-            names.ws()?;
-            names.eat(b',');
-            names.ws()?;
-            let value = c.value()?;
-            items.push(Item { column, value });
+        for (index, item) in items.iter_mut().enumerate() {
+            item.value = c.value()?;
             c.ws()?;
             if index + 1 < count {
                 if c.peek() == Some(b')') {
