@@ -326,10 +326,49 @@ impl<'a> Statement<'a> {
     pub fn items(&self) -> &[Item<'a>] {
         &self.items
     }
+
+    /// The item vector, emptied, to parse the next statement into with
+    /// [`parse_statement_reusing`] (its allocation is kept).
+    pub(crate) fn into_buffer<'b>(self) -> Vec<Item<'b>> {
+        recycle(self.items)
+    }
+}
+
+/// An emptied vector of items of any lifetime, on the allocation of `items`: the items borrow
+/// nothing once removed, and collecting in place keeps the buffer.
+pub(crate) fn recycle<'b>(mut items: Vec<Item<'_>>) -> Vec<Item<'b>> {
+    items.clear();
+    items.into_iter().map(|_| unreachable_item()).collect()
+}
+
+/// Never called: `recycle` maps an empty iterator.
+#[cold]
+fn unreachable_item<'b>() -> Item<'b> {
+    Item {
+        column: Ident {
+            raw: "",
+            quoted: false,
+            doubled: false,
+        },
+        value: Literal::Null,
+    }
 }
 
 /// Parses one DML statement of SQL_REDO (already reassembled from its CSF pieces).
 pub fn parse_statement(sql: &str) -> Result<Statement<'_>, SyntaxError> {
+    parse_statement_reusing(sql, Vec::new())
+}
+
+/// [`parse_statement`] into `buffer`, an empty vector whose allocation is reused (a decode
+/// thread parses every row into the same one).
+pub(crate) fn parse_statement_reusing<'a>(
+    sql: &'a str,
+    mut buffer: Vec<Item<'a>>,
+) -> Result<Statement<'a>, SyntaxError> {
+    buffer.clear();
+    if buffer.capacity() == 0 {
+        buffer.reserve(estimate_items(sql));
+    }
     let mut c = Cursor::new(sql);
     c.ws()?;
     let start = c.pos;
@@ -352,13 +391,13 @@ pub fn parse_statement(sql: &str) -> Result<Statement<'_>, SyntaxError> {
             c.expect_keyword("into")?;
             let (owner, table) = c.table_name()?;
             c.alias()?;
-            insert_body(&mut c, owner, table)?
+            insert_body(&mut c, owner, table, buffer)?
         }
         StatementKind::Update => {
             let (owner, table) = c.table_name()?;
             let alias = c.alias()?;
             c.expect_keyword("set")?;
-            let mut items = Vec::with_capacity(estimate_items(sql));
+            let mut items = buffer;
             loop {
                 if let Some(item) = c.simple_item(false) {
                     items.push(item);
@@ -396,7 +435,7 @@ pub fn parse_statement(sql: &str) -> Result<Statement<'_>, SyntaxError> {
             c.expect_keyword("from")?;
             let (owner, table) = c.table_name()?;
             let alias = c.alias()?;
-            let mut items = Vec::with_capacity(estimate_items(sql));
+            let mut items = buffer;
             let row_id = where_clause(&mut c, alias, &mut items)?;
             Statement {
                 kind,
@@ -418,7 +457,7 @@ pub fn parse_statement(sql: &str) -> Result<Statement<'_>, SyntaxError> {
     Ok(statement)
 }
 
-/// A cheap estimate of a statement's items, so the item vector is allocated once and no
+/// A cheap estimate of a statement's items, so a new item vector is allocated once and no
 /// larger than needed: every item names its column in double quotes (the table's name takes
 /// two pairs). Counting one byte vectorises; an under-estimate only means the vector grows.
 fn estimate_items(sql: &str) -> usize {
@@ -435,12 +474,12 @@ fn insert_body<'a>(
     c: &mut Cursor<'a>,
     owner: Ident<'a>,
     table: Ident<'a>,
+    mut items: Vec<Item<'a>>,
 ) -> Result<Statement<'a>, SyntaxError> {
     c.expect_byte(b'(', "'(' before the column list")?;
     c.ws()?;
     // The column names are read once, into the items with a placeholder value that the value
     // list then fills in.
-    let mut items = Vec::with_capacity(estimate_items(c.s));
     if !c.eat(b')') {
         loop {
             let column = c.column_ref(None)?;
@@ -1239,6 +1278,27 @@ mod tests {
         assert_eq!(c.parts().count(), 2);
         assert_eq!(s.conditions().len(), 2);
         assert_eq!(s.row_id, Some("AAAA"));
+    }
+
+    #[test]
+    fn a_reused_item_buffer_parses_the_same_and_keeps_its_allocation() {
+        let statements = [
+            r#"insert into "O"."T"("A","B","C") values ('1',NULL,TO_DATE('2026-02-28 13:45:59', 'YYYY-MM-DD HH24:MI:SS'))"#,
+            r#"update "O"."T" set "A" = '2' where "A" = '1' and "B" IS NULL"#,
+            r#"delete from "O"."T" where "A" = '1' and ROWID = 'AAA'"#,
+            r#"delete from "O"."T""#,
+        ];
+        let mut buffer = Vec::new();
+        for sql in statements {
+            let fresh = parse_statement(sql).unwrap();
+            let reused = parse_statement_reusing(sql, recycle(buffer)).unwrap();
+            assert_eq!(reused, fresh, "{sql}");
+            let capacity = reused.items().len().max(1);
+            buffer = reused.into_buffer();
+            assert!(buffer.is_empty());
+            // collecting in place keeps the allocation (what the reuse is for)
+            assert!(buffer.capacity() >= capacity, "{sql}");
+        }
     }
 
     #[test]
