@@ -24,6 +24,7 @@ use super::parse::{
     Ident, Item, Literal, Statement, StatementKind, parse_statement_reusing, recycle,
 };
 use super::table::DecodeTable;
+use super::temporal;
 
 /// Options of the decoder.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -139,10 +140,7 @@ fn decode_dml(
     let Some(sql) = row.sql_redo.as_deref() else {
         return Err(fail(DecodeReason::MissingSqlRedo));
     };
-    if sql
-        .trim()
-        .eq_ignore_ascii_case("Dictionary Version Mismatch")
-    {
+    if temporal::trim(sql).eq_ignore_ascii_case("Dictionary Version Mismatch") {
         return Err(fail(DecodeReason::DictionaryMismatch));
     }
     let stmt = match parse_statement_reusing(sql, recycle(ITEMS.take())) {
