@@ -545,6 +545,15 @@ fn where_clause<'a>(
         c.ws()?;
         if let Some(item) = c.simple_item(true) {
             items.push(item);
+            // ` and ` as LogMiner writes it, or any other blanks and case
+            if fast_paths()
+                && c.bytes()
+                    .get(c.pos..)
+                    .is_some_and(|rest| rest.starts_with(b" and "))
+            {
+                c.pos += 4;
+                continue;
+            }
             c.ws()?;
             if !c.keyword("and") {
                 break;
@@ -1419,6 +1428,9 @@ mod tests {
             r#"delete from "O"."T" where "A""B" = {v} and "C" IS NULL and "D" = {v}"#,
             r#"delete from "O"."T" where "K" = {v}  and "D" =  {v}"#,
             r#"delete from "O"."T" where "K" = {v} and "D" = {v} ;"#,
+            r#"delete from "O"."T" where "K" = {v} and  "E" IS NULL and	"F" = {v} AND "G" = {v}"#,
+            r#"delete from "O"."T" where "K" = {v} and /* c */ "E" IS NULL and "#,
+            r#"delete from "O"."T" where "K" = {v} and "#,
         ];
         let general_only = |on: bool| GENERAL_ONLY.with(|g| g.set(on));
         for shape in shapes {
