@@ -225,7 +225,7 @@ fn small_decimal(text: &str) -> Option<Decimal> {
 
 /// Oracle's spellings of the special BINARY_FLOAT / BINARY_DOUBLE values.
 fn special_float(text: &str) -> Option<f64> {
-    let t = text.trim();
+    let t = temporal::trim(text);
     // every special spelling has a letter within its first two bytes; numbers do not
     if !t.bytes().take(2).any(|b| b.is_ascii_alphabetic()) {
         return None;
@@ -255,7 +255,7 @@ fn special_float(text: &str) -> Option<f64> {
 
 /// A finite float in Oracle's number characters only (Rust's own `inf`/`nan` are not).
 fn parse_float<F: std::str::FromStr>(text: &str) -> Result<F> {
-    let t = text.trim();
+    let t = temporal::trim(text);
     if t.is_empty()
         || !t
             .bytes()

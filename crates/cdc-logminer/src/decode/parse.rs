@@ -112,6 +112,7 @@ impl<'a> Ident<'a> {
     }
 
     /// The name: the quoted text with `""` collapsed (borrowed unless a quote was doubled).
+    #[inline]
     pub fn name(&self) -> Cow<'a, str> {
         if self.doubled {
             Cow::Owned(self.raw.replace("\"\"", "\""))
@@ -140,9 +141,12 @@ impl<'a> QuotedText<'a> {
     }
 
     /// The literal's value: `''` collapsed, padding kept. Borrowed unless a quote was doubled.
+    #[inline]
     pub fn text(&self) -> Cow<'a, str> {
         if self.doubled {
-            Cow::Owned(self.raw.replace("''", "'"))
+            let mut out = String::with_capacity(self.raw.len());
+            self.push_to(&mut out);
+            Cow::Owned(out)
         } else {
             Cow::Borrowed(self.raw)
         }
@@ -154,10 +158,12 @@ impl<'a> QuotedText<'a> {
             out.push_str(self.raw);
             return;
         }
+        // every quote inside the raw text is the first of a `''` pair (the parser ended the
+        // literal at the first lone one), so a one-byte search finds each pair
         let mut rest = self.raw;
-        while let Some(at) = rest.find("''") {
+        while let Some(at) = find_byte(rest.as_bytes(), 0, b'\'') {
             out.push_str(&rest[..=at]);
-            rest = &rest[at + 2..];
+            rest = rest.get(at + 2..).unwrap_or("");
         }
         out.push_str(rest);
     }
@@ -320,10 +326,49 @@ impl<'a> Statement<'a> {
     pub fn items(&self) -> &[Item<'a>] {
         &self.items
     }
+
+    /// The item vector, emptied, to parse the next statement into with
+    /// [`parse_statement_reusing`] (its allocation is kept).
+    pub(crate) fn into_buffer<'b>(self) -> Vec<Item<'b>> {
+        recycle(self.items)
+    }
+}
+
+/// An emptied vector of items of any lifetime, on the allocation of `items`: the items borrow
+/// nothing once removed, and collecting in place keeps the buffer.
+pub(crate) fn recycle<'b>(mut items: Vec<Item<'_>>) -> Vec<Item<'b>> {
+    items.clear();
+    items.into_iter().map(|_| unreachable_item()).collect()
+}
+
+/// Never called: `recycle` maps an empty iterator.
+#[cold]
+fn unreachable_item<'b>() -> Item<'b> {
+    Item {
+        column: Ident {
+            raw: "",
+            quoted: false,
+            doubled: false,
+        },
+        value: Literal::Null,
+    }
 }
 
 /// Parses one DML statement of SQL_REDO (already reassembled from its CSF pieces).
 pub fn parse_statement(sql: &str) -> Result<Statement<'_>, SyntaxError> {
+    parse_statement_reusing(sql, Vec::new())
+}
+
+/// [`parse_statement`] into `buffer`, an empty vector whose allocation is reused (a decode
+/// thread parses every row into the same one).
+pub(crate) fn parse_statement_reusing<'a>(
+    sql: &'a str,
+    mut buffer: Vec<Item<'a>>,
+) -> Result<Statement<'a>, SyntaxError> {
+    buffer.clear();
+    if buffer.capacity() == 0 {
+        buffer.reserve(estimate_items(sql));
+    }
     let mut c = Cursor::new(sql);
     c.ws()?;
     let start = c.pos;
@@ -346,13 +391,13 @@ pub fn parse_statement(sql: &str) -> Result<Statement<'_>, SyntaxError> {
             c.expect_keyword("into")?;
             let (owner, table) = c.table_name()?;
             c.alias()?;
-            insert_body(&mut c, owner, table)?
+            insert_body(&mut c, owner, table, buffer)?
         }
         StatementKind::Update => {
             let (owner, table) = c.table_name()?;
             let alias = c.alias()?;
             c.expect_keyword("set")?;
-            let mut items = Vec::with_capacity(estimate_items(sql));
+            let mut items = buffer;
             loop {
                 if let Some(item) = c.simple_item(false) {
                     items.push(item);
@@ -390,7 +435,7 @@ pub fn parse_statement(sql: &str) -> Result<Statement<'_>, SyntaxError> {
             c.expect_keyword("from")?;
             let (owner, table) = c.table_name()?;
             let alias = c.alias()?;
-            let mut items = Vec::with_capacity(estimate_items(sql));
+            let mut items = buffer;
             let row_id = where_clause(&mut c, alias, &mut items)?;
             Statement {
                 kind,
@@ -412,7 +457,7 @@ pub fn parse_statement(sql: &str) -> Result<Statement<'_>, SyntaxError> {
     Ok(statement)
 }
 
-/// A cheap estimate of a statement's items, so the item vector is allocated once and no
+/// A cheap estimate of a statement's items, so a new item vector is allocated once and no
 /// larger than needed: every item names its column in double quotes (the table's name takes
 /// two pairs). Counting one byte vectorises; an under-estimate only means the vector grows.
 fn estimate_items(sql: &str) -> usize {
@@ -429,19 +474,19 @@ fn insert_body<'a>(
     c: &mut Cursor<'a>,
     owner: Ident<'a>,
     table: Ident<'a>,
+    mut items: Vec<Item<'a>>,
 ) -> Result<Statement<'a>, SyntaxError> {
     c.expect_byte(b'(', "'(' before the column list")?;
     c.ws()?;
-    // The column list and the value list are read in step: a second cursor walks the values,
-    // so no list of names is built.
-    let list_start = c.pos;
-    let mut names = c.clone();
-    // skip the column list to find the values
-    let mut count = 0usize;
+    // The column names are read once, into the items with a placeholder value that the value
+    // list then fills in.
     if !c.eat(b')') {
         loop {
-            c.column_ref(None)?;
-            count += 1;
+            let column = c.column_ref(None)?;
+            items.push(Item {
+                column,
+                value: Literal::Null,
+            });
             c.ws()?;
             if c.eat(b')') {
                 break;
@@ -454,18 +499,12 @@ fn insert_body<'a>(
     c.expect_keyword("values")?;
     c.expect_byte(b'(', "'(' before the value list")?;
     c.ws()?;
-    let mut items = Vec::with_capacity(count);
-    names.pos = list_start;
+    let count = items.len();
     if count == 0 {
         c.expect_byte(b')', "')' after an empty value list")?;
     } else {
-        for index in 0..count {
-            let column = names.column_ref(None)?;
-            names.ws()?;
-            names.eat(b',');
-            names.ws()?;
-            let value = c.value()?;
-            items.push(Item { column, value });
+        for (index, item) in items.iter_mut().enumerate() {
+            item.value = c.value()?;
             c.ws()?;
             if index + 1 < count {
                 if c.peek() == Some(b')') {
@@ -506,6 +545,15 @@ fn where_clause<'a>(
         c.ws()?;
         if let Some(item) = c.simple_item(true) {
             items.push(item);
+            // ` and ` as LogMiner writes it, or any other blanks and case
+            if fast_paths()
+                && c.bytes()
+                    .get(c.pos..)
+                    .is_some_and(|rest| rest.starts_with(b" and "))
+            {
+                c.pos += 4;
+                continue;
+            }
             c.ws()?;
             if !c.keyword("and") {
                 break;
@@ -882,9 +930,9 @@ impl<'a> Cursor<'a> {
         Ok(Some(word))
     }
 
-    /// The item shapes LogMiner writes most, read in one pass: `"C" = 'text'` and (in a WHERE
-    /// clause, `is_null_allowed`) `"C" IS NULL`, with exactly these blanks, no `""` in the
-    /// name and no `||` after the value. Leaves the cursor after the item; `None` (cursor
+    /// The item shapes LogMiner writes most, read in one pass: `"C" = v` with `v` one of the
+    /// values [`Cursor::simple_value_at`] reads and (in a WHERE clause, `is_null_allowed`)
+    /// `"C" IS NULL`, with exactly these blanks and no `""` in the name. Leaves the cursor after the item; `None` (cursor
     /// unmoved) for anything else, which the general path then reads — identically for these
     /// shapes.
     #[inline]
@@ -904,13 +952,10 @@ impl<'a> Cursor<'a> {
             doubled: false,
         };
         let after = b.get(close + 1..)?;
-        if after.starts_with(b" = '") {
-            let (text, end) = self.lone_quoted_at(close + 4)?;
+        if after.starts_with(b" = ") {
+            let (value, end) = self.simple_value_at(close + 4)?;
             self.pos = end;
-            return Some(Item {
-                column,
-                value: Literal::Quoted(text),
-            });
+            return Some(Item { column, value });
         }
         if is_null_allowed
             && after.starts_with(b" IS NULL")
@@ -925,15 +970,10 @@ impl<'a> Cursor<'a> {
         None
     }
 
-    /// A quoted literal at `at` that is a whole value (no `||` follows it), and the offset after
-    /// its closing quote; `None` for anything else.
+    /// Whether a value that ends at `end` is whole: no `||` (or a comment that may hide one)
+    /// follows it, which would make it part of a concatenation.
     #[inline]
-    fn lone_quoted_at(&self, at: usize) -> Option<(QuotedText<'a>, usize)> {
-        if !fast_paths() {
-            return None;
-        }
-        let (text, end) = scan_quoted(self.s, at)?;
-        // a `||` (or a comment that may hide one) after the value makes it a concatenation
+    fn ends_value(&self, end: usize) -> bool {
         let b = self.bytes();
         let mut k = end;
         while b
@@ -942,18 +982,73 @@ impl<'a> Cursor<'a> {
         {
             k += 1;
         }
-        if matches!(b.get(k), Some(b'|' | b'/')) {
-            return None;
-        }
-        Some((text, end))
+        !matches!(b.get(k), Some(b'|' | b'/'))
     }
 
-    /// `expr`, with a lone quoted literal (most values) read in one pass.
+    /// A value at `at` in one of the shapes LogMiner writes most, read in one pass: a quoted
+    /// literal, `NULL`, or a call with no argument or one or two quoted arguments
+    /// (`TO_DATE('…', '…')`, `UNISTR('…')`, `EMPTY_CLOB()`), with no blank inside the
+    /// parentheses other than after the comma, and no `||` after it. Returns the literal and
+    /// the offset after it; `None` for anything else, which the general path then reads —
+    /// identically for these shapes.
+    #[inline]
+    fn simple_value_at(&self, at: usize) -> Option<(Literal<'a>, usize)> {
+        if !fast_paths() {
+            return None;
+        }
+        let b = self.bytes();
+        let first = *b.get(at)?;
+        if first == b'\'' {
+            let (text, end) = scan_quoted(self.s, at)?;
+            return self.ends_value(end).then_some((Literal::Quoted(text), end));
+        }
+        if !(first.is_ascii_alphabetic() || first == b'_') {
+            return None;
+        }
+        let mut i = at + 1;
+        while b.get(i).is_some_and(|&c| is_word_byte(c)) {
+            i += 1;
+        }
+        let name = self.s.get(at..i)?;
+        if name.eq_ignore_ascii_case("null") {
+            return self.ends_value(i).then_some((Literal::Null, i));
+        }
+        if b.get(i) != Some(&b'(') {
+            return None;
+        }
+        let open = i + 1;
+        let close = if b.get(open) == Some(&b')') {
+            open
+        } else {
+            let (_, mut k) = scan_quoted(self.s, open)?;
+            if b.get(k) == Some(&b',') {
+                k += 1;
+                while b.get(k) == Some(&b' ') {
+                    k += 1;
+                }
+                k = scan_quoted(self.s, k)?.1;
+            }
+            if b.get(k) != Some(&b')') {
+                return None;
+            }
+            k
+        };
+        let end = close + 1;
+        self.ends_value(end).then_some((
+            Literal::Function(Function {
+                name,
+                args: self.s.get(open..close)?,
+            }),
+            end,
+        ))
+    }
+
+    /// `expr`, with the common shapes (most values) read in one pass.
     #[inline]
     fn value(&mut self) -> Result<Literal<'a>, SyntaxError> {
-        if let Some((text, end)) = self.lone_quoted_at(self.pos) {
+        if let Some((literal, end)) = self.simple_value_at(self.pos) {
             self.pos = end;
-            return Ok(Literal::Quoted(text));
+            return Ok(literal);
         }
         self.expr(0)
     }
@@ -1195,6 +1290,27 @@ mod tests {
     }
 
     #[test]
+    fn a_reused_item_buffer_parses_the_same_and_keeps_its_allocation() {
+        let statements = [
+            r#"insert into "O"."T"("A","B","C") values ('1',NULL,TO_DATE('2026-02-28 13:45:59', 'YYYY-MM-DD HH24:MI:SS'))"#,
+            r#"update "O"."T" set "A" = '2' where "A" = '1' and "B" IS NULL"#,
+            r#"delete from "O"."T" where "A" = '1' and ROWID = 'AAA'"#,
+            r#"delete from "O"."T""#,
+        ];
+        let mut buffer = Vec::new();
+        for sql in statements {
+            let fresh = parse_statement(sql).unwrap();
+            let reused = parse_statement_reusing(sql, recycle(buffer)).unwrap();
+            assert_eq!(reused, fresh, "{sql}");
+            let capacity = reused.items().len().max(1);
+            buffer = reused.into_buffer();
+            assert!(buffer.is_empty());
+            // collecting in place keeps the allocation (what the reuse is for)
+            assert!(buffer.capacity() >= capacity, "{sql}");
+        }
+    }
+
+    #[test]
     fn find_byte_agrees_with_position() {
         let text = b"abc'defghij'klmnopqrstuvwxyz''0123456789'";
         for from in 0..=text.len() + 2 {
@@ -1261,6 +1377,29 @@ mod tests {
             "HEXTORAW('dead') || HEXTORAW('beef')",
             "EMPTY_CLOB()",
             "Unsupported Type",
+            "null",
+            "NULL || 'a'",
+            "NULL/* c */",
+            "NULL('a')",
+            "NULLX('a')",
+            "EMPTY_CLOB( )",
+            "EMPTY_BLOB() || 'a'",
+            "EMPTY_CLOB ()",
+            "TO_DATE('2026-02-28 13:45:59','YYYY-MM-DD HH24:MI:SS')",
+            "TO_DATE('2026-02-28 13:45:59' , 'YYYY-MM-DD HH24:MI:SS')",
+            "TO_DATE('2026-02-28 13:45:59', 'YYYY-MM-DD HH24:MI:SS' )",
+            "TO_DATE('2026-02-28 13:45:59',\t'YYYY-MM-DD HH24:MI:SS')",
+            "TO_DATE('2026-02-28 13:45:59', 'YYYY-MM-DD HH24:MI:SS')|| 'x'",
+            "TO_DATE('2026-02-28 13:45:59', 'YYYY-MM-DD HH24:MI:SS'",
+            "TO_DATE('2026-02-28 13:45:59', 'unterminated)",
+            "TO_DATE('2026-02-28 13:45:59', )",
+            "TO_DATE(,'x')",
+            "SYS.XMLTYPE('<a/>')",
+            "Unsupported('a')",
+            "F$#_1('a')",
+            "_F('a')",
+            "HEXTORAW('it''s')",
+            "UNISTR('a''b', 'c''')",
         ];
         let types = [
             ColumnType::Number,
@@ -1289,6 +1428,9 @@ mod tests {
             r#"delete from "O"."T" where "A""B" = {v} and "C" IS NULL and "D" = {v}"#,
             r#"delete from "O"."T" where "K" = {v}  and "D" =  {v}"#,
             r#"delete from "O"."T" where "K" = {v} and "D" = {v} ;"#,
+            r#"delete from "O"."T" where "K" = {v} and  "E" IS NULL and	"F" = {v} AND "G" = {v}"#,
+            r#"delete from "O"."T" where "K" = {v} and /* c */ "E" IS NULL and "#,
+            r#"delete from "O"."T" where "K" = {v} and "#,
         ];
         let general_only = |on: bool| GENERAL_ONLY.with(|g| g.set(on));
         for shape in shapes {

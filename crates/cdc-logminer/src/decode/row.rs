@@ -12,6 +12,7 @@
 //! ```
 
 use std::borrow::Cow;
+use std::cell::Cell;
 
 use cdc_core::change::{ChangeOp, ColumnValue, MinedRow, Operation, RowChange, status};
 use cdc_core::table::TableLayout;
@@ -19,8 +20,11 @@ use cdc_core::table::TableLayout;
 use super::convert::{self, ConvertError};
 use super::ddl::{DdlInfo, classify_ddl};
 use super::error::{DecodeError, DecodeReason, RowContext};
-use super::parse::{Ident, Item, Literal, Statement, StatementKind, parse_statement};
+use super::parse::{
+    Ident, Item, Literal, Statement, StatementKind, parse_statement_reusing, recycle,
+};
 use super::table::DecodeTable;
+use super::temporal;
 
 /// Options of the decoder.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -136,13 +140,10 @@ fn decode_dml(
     let Some(sql) = row.sql_redo.as_deref() else {
         return Err(fail(DecodeReason::MissingSqlRedo));
     };
-    if sql
-        .trim()
-        .eq_ignore_ascii_case("Dictionary Version Mismatch")
-    {
+    if temporal::trim(sql).eq_ignore_ascii_case("Dictionary Version Mismatch") {
         return Err(fail(DecodeReason::DictionaryMismatch));
     }
-    let stmt = match parse_statement(sql) {
+    let stmt = match parse_statement_reusing(sql, recycle(ITEMS.take())) {
         Ok(stmt) => stmt,
         Err(syntax) => {
             let e = fail(DecodeReason::Syntax(syntax));
@@ -152,6 +153,26 @@ fn decode_dml(
             return Err(e);
         }
     };
+    let change = change_of(row, table, options, &stmt);
+    ITEMS.set(stmt.into_buffer());
+    change
+}
+
+thread_local! {
+    /// The item vector a thread parses its rows into, and the SET image of an update: kept
+    /// between rows so that neither is allocated per row.
+    static ITEMS: Cell<Vec<Item<'static>>> = const { Cell::new(Vec::new()) };
+    static SET_IMAGE: Cell<Vec<ColumnValue>> = const { Cell::new(Vec::new()) };
+}
+
+/// The change a parsed statement makes.
+fn change_of(
+    row: &MinedRow,
+    table: &DecodeTable,
+    options: &DecodeOptions,
+    stmt: &Statement<'_>,
+) -> Result<RowChange, DecodeError> {
+    let fail = |reason| error(row, Some(table), reason);
     let op = match (row.operation, stmt.kind) {
         (Operation::Insert, StatementKind::Insert) => ChangeOp::Insert,
         (Operation::Update, StatementKind::Update) => ChangeOp::Update,
@@ -160,12 +181,12 @@ fn decode_dml(
     };
     match row.status {
         status::VALID_SQL | status::ASSEMBLY_REQUIRED_SQL => {
-            if is_generic_table(&stmt) {
+            if is_generic_table(stmt) {
                 return Err(fail(DecodeReason::DictionaryMismatch));
             }
         }
         status::INVALID_SQL => {
-            if names_generic(&stmt, table) || has_hextoraw_for_typed(&stmt, table) {
+            if names_generic(stmt, table) || has_hextoraw_for_typed(stmt, table) {
                 return Err(fail(DecodeReason::DictionaryMismatch));
             }
             return Err(fail(DecodeReason::UnexpectedStatus));
@@ -188,8 +209,10 @@ fn decode_dml(
         ChangeOp::Delete => (Some(images.convert(stmt.conditions())?), None),
         ChangeOp::Update => {
             let before = images.convert(stmt.conditions())?;
-            let set = images.convert(stmt.assignments())?;
-            let after = overlay(&before, set);
+            let mut set = SET_IMAGE.take();
+            images.convert_into(stmt.assignments(), &mut set)?;
+            let after = overlay(&before, &mut set);
+            SET_IMAGE.set(set);
             (Some(before), Some(after))
         }
     };
@@ -252,8 +275,19 @@ impl Images<'_> {
     /// Converts items into an image in layout column order, dropping excluded columns before
     /// their literal is looked at.
     fn convert(&self, items: &[Item<'_>]) -> Result<Vec<ColumnValue>, DecodeError> {
-        let layout = self.table.layout();
         let mut out = Vec::with_capacity(items.len());
+        self.convert_into(items, &mut out)?;
+        Ok(out)
+    }
+
+    /// [`Images::convert`] into `out` (emptied first).
+    fn convert_into(
+        &self,
+        items: &[Item<'_>],
+        out: &mut Vec<ColumnValue>,
+    ) -> Result<(), DecodeError> {
+        out.clear();
+        let layout = self.table.layout();
         let mut hint = 0usize;
         let mut sorted = true;
         for item in items {
@@ -298,7 +332,7 @@ impl Images<'_> {
                 ));
             }
         }
-        Ok(out)
+        Ok(())
     }
 
     fn unknown(&self, ident: &Ident<'_>, name: &str) -> DecodeError {
@@ -353,11 +387,11 @@ fn literal_text(literal: &Literal<'_>) -> String {
 }
 
 /// The after image of an update: the before image with the SET items laid over it (both in
-/// column order).
-fn overlay(before: &[ColumnValue], set: Vec<ColumnValue>) -> Vec<ColumnValue> {
+/// column order; `set` is left empty).
+fn overlay(before: &[ColumnValue], set: &mut Vec<ColumnValue>) -> Vec<ColumnValue> {
     let mut out = Vec::with_capacity(before.len() + set.len());
     let mut old = before.iter().peekable();
-    for new in set {
+    for new in set.drain(..) {
         while let Some(o) = old.next_if(|o| o.column < new.column) {
             out.push(o.clone());
         }

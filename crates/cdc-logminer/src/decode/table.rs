@@ -121,6 +121,7 @@ impl DecodeTable {
     }
 
     /// The column index of `name`; `hint` is tried first (columns usually come in layout order).
+    #[inline]
     pub(crate) fn lookup(&self, name: &str, hint: usize) -> Option<usize> {
         if let Some(column) = self.layout.columns.get(hint)
             && column.name == name

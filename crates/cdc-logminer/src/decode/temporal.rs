@@ -21,6 +21,25 @@ pub const DATE_FORMATS: [&str; 2] = ["SYYYY-MM-DD HH24:MI:SS", "YYYY-MM-DD HH24:
 
 type Result<T> = std::result::Result<T, &'static str>;
 
+/// `str::trim`, answered without a Unicode scan when the text is empty or starts and ends
+/// with an ASCII byte that is not blank (the common case: LogMiner pads nothing here).
+#[inline]
+pub(super) fn trim(text: &str) -> &str {
+    let b = text.as_bytes();
+    match (b.first(), b.last()) {
+        (None, _) => text,
+        (Some(&first), Some(&last))
+            if first.is_ascii()
+                && last.is_ascii()
+                && !matches!(first, b' ' | b'\t' | b'\n' | 0x0b | 0x0c | b'\r')
+                && !matches!(last, b' ' | b'\t' | b'\n' | 0x0b | 0x0c | b'\r') =>
+        {
+            text
+        }
+        _ => text.trim(),
+    }
+}
+
 fn digits(b: &[u8], at: usize, n: usize) -> Result<u32> {
     let slice = b.get(at..at + n).ok_or("too short")?;
     let mut v = 0u32;
@@ -41,6 +60,9 @@ pub fn parse_datetime(text: &str, allow_fraction: bool) -> Result<(OracleDateTim
         Some(b' ' | b'+') => (false, 1),
         _ => (false, 0),
     };
+    if let Some(fixed) = fixed_datetime(b, start) {
+        return finish_datetime(text, negative, fixed, start + 19, allow_fraction);
+    }
     let year = digits(b, start, 4)?;
     let p = start + 4;
     if b.get(p) != Some(&b'-') || b.get(p + 3) != Some(&b'-') || b.get(p + 6) != Some(&b' ') {
@@ -55,7 +77,63 @@ pub fn parse_datetime(text: &str, allow_fraction: bool) -> Result<(OracleDateTim
     let hour = digits(b, t, 2)?;
     let minute = digits(b, t + 3, 2)?;
     let second = digits(b, t + 6, 2)?;
-    let mut end = t + 8;
+    finish_datetime(
+        text,
+        negative,
+        [year, month, day, hour, minute, second],
+        t + 8,
+        allow_fraction,
+    )
+}
+
+/// `YYYY-MM-DD HH24:MI:SS` at `at` with every digit and separator in place (the form the
+/// session's NLS formats write): its six fields, read at fixed positions. `None` for anything
+/// else, which the field-by-field path then reads and reports.
+#[inline]
+fn fixed_datetime(b: &[u8], at: usize) -> Option<[u32; 6]> {
+    let f: &[u8; 19] = b.get(at..at + 19)?.try_into().ok()?;
+    if f[4] != b'-' || f[7] != b'-' || f[10] != b' ' || f[13] != b':' || f[16] != b':' {
+        return None;
+    }
+    let d = |i: usize| u32::from(f[i].wrapping_sub(b'0'));
+    // a byte that is not a digit wraps to 10 or more; written out so that it compiles to
+    // straight-line compares
+    let widest = d(0)
+        .max(d(1))
+        .max(d(2))
+        .max(d(3))
+        .max(d(5))
+        .max(d(6))
+        .max(d(8))
+        .max(d(9))
+        .max(d(11))
+        .max(d(12))
+        .max(d(14))
+        .max(d(15))
+        .max(d(17))
+        .max(d(18));
+    if widest >= 10 {
+        return None;
+    }
+    Some([
+        d(0) * 1000 + d(1) * 100 + d(2) * 10 + d(3),
+        d(5) * 10 + d(6),
+        d(8) * 10 + d(9),
+        d(11) * 10 + d(12),
+        d(14) * 10 + d(15),
+        d(17) * 10 + d(18),
+    ])
+}
+
+/// The optional fraction after the seconds at `end`, and the value.
+fn finish_datetime(
+    text: &str,
+    negative: bool,
+    [year, month, day, hour, minute, second]: [u32; 6],
+    mut end: usize,
+    allow_fraction: bool,
+) -> Result<(OracleDateTime, &str)> {
+    let b = text.as_bytes();
     let mut nanos = 0u32;
     if b.get(end) == Some(&b'.') {
         if !allow_fraction {
@@ -96,7 +174,7 @@ pub fn parse_datetime(text: &str, allow_fraction: bool) -> Result<(OracleDateTim
 /// A DATE literal (no fraction, nothing after it).
 pub fn parse_date(text: &str) -> Result<OracleDateTime> {
     let (value, rest) = parse_datetime(text, false)?;
-    if !rest.trim().is_empty() {
+    if !trim(rest).is_empty() {
         return Err("text after the time of day");
     }
     Ok(value)
@@ -105,7 +183,7 @@ pub fn parse_date(text: &str) -> Result<OracleDateTime> {
 /// A TIMESTAMP literal (fraction allowed, nothing after it).
 pub fn parse_timestamp(text: &str) -> Result<OracleDateTime> {
     let (value, rest) = parse_datetime(text, true)?;
-    if !rest.trim().is_empty() {
+    if !trim(rest).is_empty() {
         return Err("text after the time of day");
     }
     Ok(value)
@@ -115,7 +193,7 @@ pub fn parse_timestamp(text: &str) -> Result<OracleDateTime> {
 /// TIMESTAMP WITH LOCAL TIME ZONE).
 pub fn parse_timestamp_tz(text: &str) -> Result<(OracleDateTime, Option<TimeZone>)> {
     let (value, rest) = parse_datetime(text, true)?;
-    let zone = rest.trim();
+    let zone = trim(rest);
     if zone.is_empty() {
         return Ok((value, None));
     }
@@ -215,7 +293,7 @@ fn civil_from_days(z: i64) -> (i64, u8, u8) {
 }
 
 fn sign_and_rest(text: &str) -> (bool, &str) {
-    let text = text.trim();
+    let text = trim(text);
     match text.as_bytes().first() {
         Some(b'-') => (true, &text[1..]),
         Some(b'+') => (false, &text[1..]),
@@ -419,6 +497,63 @@ mod tests {
             parse_timestamp_tz("2026-03-29 01:30:00.1"),
             Ok((dt(2026, 3, 29, 1, 30, 0, 100_000_000), None))
         );
+    }
+
+    #[test]
+    fn trim_agrees_with_str_trim() {
+        for text in [
+            "",
+            " ",
+            "a",
+            " a",
+            "a ",
+            "\ta\n",
+            "+05:30",
+            "\u{a0}x",
+            "x\u{a0}",
+            "\u{2003}",
+            "é",
+            "\x0b1\x0c",
+            "\x1c1",
+        ] {
+            assert_eq!(trim(text), text.trim(), "{text:?}");
+        }
+    }
+
+    #[test]
+    fn fixed_positions_agree_with_the_fields() {
+        // every one-byte change of a canonical timestamp reads (or fails) as the field-by-field
+        // path reads it
+        let canonical = "2026-02-28 13:45:59.123";
+        for at in 0..canonical.len() {
+            for replacement in [b'0', b'9', b'-', b' ', b':', b'.', b'x', b'/'] {
+                let mut bytes = canonical.as_bytes().to_vec();
+                bytes[at] = replacement;
+                let text = String::from_utf8(bytes).unwrap();
+                let fixed = fixed_datetime(text.as_bytes(), 0);
+                let fields = (|| {
+                    let b = text.as_bytes();
+                    if b[4] != b'-'
+                        || b[7] != b'-'
+                        || b[10] != b' '
+                        || b[13] != b':'
+                        || b[16] != b':'
+                    {
+                        return None;
+                    }
+                    let n = |r: std::ops::Range<usize>| text.get(r)?.parse::<u32>().ok();
+                    Some([
+                        n(0..4)?,
+                        n(5..7)?,
+                        n(8..10)?,
+                        n(11..13)?,
+                        n(14..16)?,
+                        n(17..19)?,
+                    ])
+                })();
+                assert_eq!(fixed, fields, "{text}");
+            }
+        }
     }
 
     #[test]
