@@ -443,7 +443,10 @@ fn crash_exactly_once_loses_nothing_duplicates_nothing_and_never_shows_an_open_t
     let plan: Vec<bool> = if hides_aborted {
         (0..kills).map(|k| k % 3 == 2).collect()
     } else {
-        (0..kills - 1).map(|_| true).chain((0..5).map(|_| false)).collect()
+        (0..kills - 1)
+            .map(|_| true)
+            .chain((0..5).map(|_| false))
+            .collect()
     };
     let mut kill = 0;
     for between in plan.iter().copied() {
