@@ -41,12 +41,43 @@ fn delivered_count(setup: &Setup, read_committed: bool) -> usize {
         .len()
 }
 
+/// Waits until a paused connector stopped sending and committing: its records-sent and
+/// Kafka-transaction counters did not move for 2 s (a paused task commits the open Kafka
+/// transaction at the next boundary, then sends nothing).
+fn wait_until_paused(rest: &str, name: &str) {
+    let counters = || {
+        let (_, body) = http("GET", &format!("{rest}/metrics"), None);
+        body.lines()
+            .filter(|l| {
+                l.starts_with("oracle_cdc_records_sent_total")
+                    || l.starts_with("oracle_cdc_kafka_transactions_committed_total")
+            })
+            .map(str::to_owned)
+            .collect::<Vec<_>>()
+    };
+    let mut last = counters();
+    let mut still_since = std::time::Instant::now();
+    let started = std::time::Instant::now();
+    while still_since.elapsed() < Duration::from_secs(2) {
+        assert!(
+            started.elapsed() < Duration::from_secs(120),
+            "{name} kept sending for two minutes after PUT /pause"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+        let now = counters();
+        if now != last {
+            last = now;
+            still_since = std::time::Instant::now();
+        }
+    }
+}
+
 /// Waits (up to a minute) until the table topics grew past `before` records: the run is
 /// delivering.
-fn wait_for_flow(setup: &Setup, before: i64) {
+fn wait_for_flow(setup: &Setup, before: i64) -> bool {
     wait_for(Duration::from_secs(60), || {
         watermarks(setup).values().sum::<i64>() > before
-    });
+    })
 }
 
 /// The `startup` events of the ops topic: where each run started.
@@ -276,7 +307,9 @@ fn the_runbook_stop_patch_resume_sequence_works_against_the_binary() {
 #[test]
 fn crash_at_least_once_loses_nothing_and_repeats_only_what_was_not_committed() {
     let Some(broker) = broker() else { return };
-    let setup = Setup::new("alocrash", &broker, 90_000, false);
+    // large enough that 20 runs, each killed shortly after it began delivering, do not
+    // exhaust it on a fast machine
+    let setup = Setup::new("alocrash", &broker, 150_000, false);
     let config_path = setup.write();
     let log = setup.dir.path().join("oracle-cdc.log");
     let expected = expected(&setup.expected());
@@ -294,7 +327,7 @@ fn crash_at_least_once_loses_nothing_and_repeats_only_what_was_not_committed() {
         let before: i64 = watermarks(&setup).values().sum();
         let running = Running::start(&config_path, &log);
         wait_for_flow(&setup, before);
-        std::thread::sleep(Duration::from_millis(rng.next_ms(0, 1500)));
+        std::thread::sleep(Duration::from_millis(rng.next_ms(0, 400)));
         running.kill9();
         kill_times.push(
             std::time::SystemTime::now()
@@ -308,7 +341,7 @@ fn crash_at_least_once_loses_nothing_and_repeats_only_what_was_not_committed() {
     let running = Running::start(&config_path, &log);
     let total = expected.changes.len();
     assert!(
-        wait_for(Duration::from_secs(180), || delivered_count(&setup, false)
+        wait_for(Duration::from_secs(400), || delivered_count(&setup, false)
             >= total),
         "not every change arrived after {kills} kills; log:\n{}",
         running.log_text()
@@ -419,7 +452,9 @@ fn crash_exactly_once_loses_nothing_duplicates_nothing_and_never_shows_an_open_t
              Apache Kafka >= 3.6 broker to restart after random kills too"
         );
     }
-    let setup = Setup::new("eoscrash", &broker, 40_000, true);
+    // large enough that the runs before the random kill leave most of it (a run that has
+    // caught up delivers thousands of records before its pause takes hold)
+    let setup = Setup::new("eoscrash", &broker, 100_000, true);
     let config_path = setup.write();
     let log = setup.dir.path().join("oracle-cdc.log");
     let expected = expected(&setup.expected());
@@ -431,7 +466,7 @@ fn crash_exactly_once_loses_nothing_duplicates_nothing_and_never_shows_an_open_t
     let rest = setup.rest();
     let connector = format!("{rest}/connectors/{}", setup.name);
     let mut rng = Lcg(7_000_001);
-    let kills = 12;
+    let kills = 10;
     // partition offsets of records that were in a Kafka transaction left open by a kill
     let mut aborted: HashSet<(String, i32, i64)> = HashSet::new();
     let mut open_at_kill = 0;
@@ -463,12 +498,18 @@ fn crash_exactly_once_loses_nothing_duplicates_nothing_and_never_shows_an_open_t
                     .1
                     .contains("RUNNING")
             }));
-            std::thread::sleep(Duration::from_millis(rng.next_ms(300, 2000)));
-            assert_eq!(http("PUT", &format!("{connector}/pause"), None).0, 202);
-            std::thread::sleep(Duration::from_millis(800));
-        } else {
+            // pause soon after records begin to flow, so the runs before the random kill
+            // leave most of the workload to it
             wait_for_flow(&setup, before);
-            std::thread::sleep(Duration::from_millis(rng.next_ms(50, 800)));
+            std::thread::sleep(Duration::from_millis(rng.next_ms(0, 500)));
+            assert_eq!(http("PUT", &format!("{connector}/pause"), None).0, 202);
+            wait_until_paused(&rest, &setup.name);
+        } else {
+            assert!(
+                wait_for_flow(&setup, before),
+                "kill {kill}: no record flowed before the random kill (workload exhausted?)"
+            );
+            std::thread::sleep(Duration::from_millis(rng.next_ms(50, 400)));
         }
         running.kill9();
         settle(&setup);
@@ -537,7 +578,7 @@ fn crash_exactly_once_loses_nothing_duplicates_nothing_and_never_shows_an_open_t
         let running = Running::start(&config_path, &log);
         let total = expected.changes.len();
         assert!(
-            wait_for(Duration::from_secs(240), || delivered_count(&setup, true)
+            wait_for(Duration::from_secs(400), || delivered_count(&setup, true)
                 >= total),
             "not every change arrived after {kill} kills; log:\n{}",
             running.log_text()

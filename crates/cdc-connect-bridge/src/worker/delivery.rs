@@ -61,7 +61,11 @@ pub struct Delivery {
     /// Whether the last record handled ended an Oracle transaction or was a side record.
     at_boundary: bool,
     split: Option<SplitProgress>,
+    /// The position of the last engine record sent.
     last_position: Option<Arc<Position>>,
+    /// Exactly once: the position of the last committed Kafka transaction. An abort takes
+    /// `last_position` back to it, so nothing later commits the position of aborted records.
+    committed_position: Option<Arc<Position>>,
     /// Topics known to exist.
     topics: HashSet<String>,
     committer: Option<OffsetCommitter>,
@@ -118,6 +122,7 @@ impl Delivery {
             at_boundary: true,
             split: None,
             last_position: None,
+            committed_position: None,
             topics,
             committer,
             shutdown_timeout: config.poll.shutdown_timeout,
@@ -344,6 +349,7 @@ impl Delivery {
             self.abort_quietly();
             return Err(error.into());
         }
+        self.committed_position = Some(Arc::new(position.clone()));
         let acked = self.producer.acks().lock().acked_records();
         let mut delivery = self.stats.delivery.lock();
         delivery.kafka_transactions_committed += 1;
@@ -359,6 +365,9 @@ impl Delivery {
         self.producer.acks().lock().clear_inflight();
         self.kafka_txn_open = false;
         self.planner.ended();
+        self.last_position = self.committed_position.clone();
+        self.at_boundary = true;
+        self.split = None;
         self.stats.delivery.lock().kafka_transactions_aborted += 1;
     }
 
@@ -427,6 +436,21 @@ impl Delivery {
                 flushed?;
                 self.check()
             }
+        }
+    }
+
+    /// Ends delivery after an error: under exactly-once the open Kafka transaction is
+    /// aborted (it may hold part of an engine record); under at-least-once as
+    /// [`Delivery::finish`] (only acknowledged positions are ever written).
+    pub fn abandon(&mut self) -> Result<(), TaskError> {
+        match self.mode {
+            DeliveryMode::ExactlyOnce => {
+                if self.kafka_txn_open {
+                    self.abort_quietly();
+                }
+                Ok(())
+            }
+            DeliveryMode::AtLeastOnce => self.finish(),
         }
     }
 

@@ -117,10 +117,14 @@ impl KafkaClients {
         }
         Ok(KafkaClients {
             bootstrap: brokers.join(","),
+            // `transactional.id` belongs to the record producer alone (see
+            // `worker::transactional_id`): the offsets store, admin and readers must not be
+            // transactional
             props: config
                 .kafka
                 .client_properties
                 .iter()
+                .filter(|(k, _)| *k != "transactional.id")
                 .map(|(k, v)| (k.to_owned(), v.expose().to_owned()))
                 .collect(),
         })

@@ -294,15 +294,26 @@ fn run_with_source<S: RedoSource + Send + 'static>(
     // Stop mining: a step in progress finds the queue closed.
     mining_stop.store(true, Ordering::SeqCst);
     drop(rx);
-    let mined = mining.join().map_err(|_| TaskError::MiningThread)?;
-    let finished = delivery.finish();
+    // Finish delivery before waiting for the mining thread (a step may take long, and a
+    // Kafka transaction must not stay open meanwhile). After a delivery error the open Kafka
+    // transaction may hold part of an engine record: it is aborted, never committed.
+    let finished = if delivered.is_ok() {
+        delivery.finish()
+    } else {
+        delivery.abandon()
+    };
+    let mined = mining.join();
+    stats.queue_depth.store(0, Ordering::SeqCst);
     delivered?;
     finished?;
-    if let Err(stop) = mined {
-        delivery.report_stop(&stop);
-        return Err(stop.into());
+    match mined {
+        Err(_) => Err(TaskError::MiningThread),
+        Ok(Err(stop)) => {
+            delivery.report_stop(&stop);
+            Err(stop.into())
+        }
+        Ok(Ok(())) => Ok(()),
     }
-    Ok(())
 }
 
 /// The delivery loop: takes engine records from the queue until told to stop or the engine
