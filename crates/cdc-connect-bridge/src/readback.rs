@@ -95,7 +95,7 @@ pub fn read_until(
         while let Some(message) = consumer.poll(Duration::from_millis(50)) {
             match message {
                 Ok(message) => {
-                    records.push(owned(&message));
+                    records.push(ReadRecord::of(&message));
                     batch += 1;
                     if batch >= 10_000 {
                         break;
@@ -142,6 +142,13 @@ fn assign_new(
             .map_err(|e| KafkaFailure::kafka("assigning partitions", e))?;
     }
     Ok(())
+}
+
+impl ReadRecord {
+    /// The owned copy of a consumed message.
+    pub fn of(message: &rdkafka::message::BorrowedMessage<'_>) -> ReadRecord {
+        owned(message)
+    }
 }
 
 fn owned(message: &rdkafka::message::BorrowedMessage<'_>) -> ReadRecord {

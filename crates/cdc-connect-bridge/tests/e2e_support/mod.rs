@@ -498,7 +498,6 @@ pub fn hides_aborted_records(broker: &str) -> bool {
 /// returning part of the topics.
 pub fn read_to_end(setup: &Setup, read_committed: bool) -> Vec<ReadRecord> {
     use rdkafka::consumer::{BaseConsumer, Consumer};
-    use rdkafka::message::{Headers, Message};
     use rdkafka::{ClientConfig, Offset, TopicPartitionList};
     let ends = watermarks(setup);
     let consumer: BaseConsumer = ClientConfig::new()
@@ -531,25 +530,7 @@ pub fn read_to_end(setup: &Setup, read_committed: bool) -> Vec<ReadRecord> {
     let mut last_positions: HashMap<(String, i32), i64> = HashMap::new();
     loop {
         while let Some(message) = consumer.poll(Duration::from_millis(100)) {
-            let message = message.unwrap();
-            let mut headers = BTreeMap::new();
-            if let Some(h) = message.headers() {
-                for header in h.iter() {
-                    headers.insert(
-                        header.key.to_owned(),
-                        header.value.map(<[u8]>::to_vec).unwrap_or_default(),
-                    );
-                }
-            }
-            records.push(ReadRecord {
-                topic: message.topic().to_owned(),
-                partition: message.partition(),
-                offset: message.offset(),
-                key: message.key().map(<[u8]>::to_vec),
-                value: message.payload().map(<[u8]>::to_vec),
-                headers,
-                timestamp: message.timestamp().to_millis(),
-            });
+            records.push(ReadRecord::of(&message.unwrap()));
             if records.len() % 5000 == 0 {
                 break;
             }
