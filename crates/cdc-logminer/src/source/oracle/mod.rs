@@ -22,8 +22,8 @@ pub use client::OracleSource;
 
 use serde::{Deserialize, Serialize};
 
-/// How to reach the database: the `cdc.database.*` keys.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+/// How to reach the database: the `cdc.database.*` keys. `Debug` masks the password.
+#[derive(Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ConnectOptions {
     /// `cdc.database.url`: an Easy Connect string or a TNS descriptor; overrides host/port/…
     pub url: Option<String>,
@@ -37,6 +37,39 @@ pub struct ConnectOptions {
     pub wallet_location: Option<String>,
     /// Use TCPS.
     pub tls: bool,
+}
+
+impl std::fmt::Debug for ConnectOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ConnectOptions")
+            .field("url", &self.url)
+            .field("host", &self.host)
+            .field("port", &self.port)
+            .field("service", &self.service)
+            .field("sid", &self.sid)
+            .field("user", &self.user)
+            .field("password", &cdc_core::config::MASK)
+            .field("wallet_location", &self.wallet_location)
+            .field("tls", &self.tls)
+            .finish()
+    }
+}
+
+#[cfg(test)]
+mod debug_tests {
+    use super::*;
+
+    #[test]
+    fn debug_never_shows_the_password() {
+        let options = ConnectOptions {
+            user: "c##cdc".into(),
+            password: "hunter2-secret".into(),
+            ..ConnectOptions::default()
+        };
+        let shown = format!("{options:?} {options:#?}");
+        assert!(!shown.contains("hunter2-secret"), "{shown}");
+        assert!(shown.contains("c##cdc"), "{shown}");
+    }
 }
 
 impl ConnectOptions {
