@@ -696,6 +696,8 @@ impl<S: RedoSource> CaptureEngine<S> {
             excluded_users: self.settings.users_exclude.clone(),
             inlist_max: self.settings.inlist_max,
             timeout: self.settings.query_timeout,
+            // LOB values are not assembled yet (cdc.lob.mode=skip)
+            lob_rows: false,
         };
         let mut rows: Vec<MinedRow> = Vec::new();
         let mut ddl_text = String::new();

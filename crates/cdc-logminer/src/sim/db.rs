@@ -64,6 +64,9 @@ pub struct SimConfig {
     pub unknown_sqn_rate: f64,
     /// Tables created in every container at start; `None` = the standard workload schema.
     pub tables: Option<Vec<TableSpec>>,
+    /// LOB columns use BasicFile storage (an INTERNAL and a LOB_TRIM row follow the writes of
+    /// an out-of-row value); the default is SecureFile, 23ai's default.
+    pub basicfile_lobs: bool,
 }
 
 impl Default for SimConfig {
@@ -83,6 +86,7 @@ impl Default for SimConfig {
             zero_rs_id_rollback_rate: 0.2,
             unknown_sqn_rate: 0.2,
             tables: None,
+            basicfile_lobs: false,
         }
     }
 }
@@ -193,6 +197,67 @@ pub enum DbOp {
     EnableThread {
         thread: u16,
     },
+    /// A DBMS_LOB call on one LOB column of an existing row (`lob_write`, `lob_trim`,
+    /// `lob_erase` events): only LOB rows reach the redo.
+    Lob {
+        session: String,
+        table: String,
+        row: RowSel,
+        column: String,
+        call: LobCall,
+    },
+}
+
+/// A DBMS_LOB call. Offsets are 1-based; lengths and offsets count characters of a CLOB or
+/// NCLOB (code points) and bytes of a BLOB.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "call", rename_all = "snake_case")]
+pub enum LobCall {
+    /// `DBMS_LOB.WRITE`: text (CLOB, NCLOB) or bytes (BLOB) at `offset`; a write past the end
+    /// fills the gap with spaces or zero bytes.
+    Write { offset: u64, data: Value },
+    /// `DBMS_LOB.TRIM` to `length`.
+    Trim { length: u64 },
+    /// `DBMS_LOB.ERASE`: `amount` characters or bytes from `offset` become spaces or zero
+    /// bytes.
+    Erase { amount: u64, offset: u64 },
+}
+
+/// A LOB value is stored in the row up to this many bytes (ENABLE STORAGE IN ROW); a CLOB or
+/// NCLOB is stored as UTF-16 in an AL32UTF8 database, so about 1 982 characters fit, which
+/// matches the "about 2k" threshold the reference reports.
+pub const LOB_INLINE_MAX_BYTES: usize = 3964;
+/// Characters (CLOB, NCLOB) or bytes (BLOB) per LOB_WRITE row of an out-of-row value.
+pub const LOB_WRITE_CHUNK: usize = 2000;
+
+/// Whether a LOB value is stored out of the row, so that LogMiner shows it as LOB rows.
+pub fn lob_out_of_row(ty: &cdc_core::ColumnType, value: &Value) -> bool {
+    match (ty, value) {
+        (cdc_core::ColumnType::Clob | cdc_core::ColumnType::NClob, Value::Text(s)) => {
+            s.encode_utf16().count() * 2 > LOB_INLINE_MAX_BYTES
+        }
+        (cdc_core::ColumnType::Blob, Value::Raw(b)) => b.len() > LOB_INLINE_MAX_BYTES,
+        _ => false,
+    }
+}
+
+/// One LOB row of the redo (`reference/system-facts.md` §5 lob-redo-shapes).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum LobRow {
+    /// The locator select: OPERATION INTERNAL, code 9 (SEL_LOB_LOCATOR before 23ai),
+    /// STATUS 0, SQL_REDO NULL.
+    Locator,
+    Write {
+        offset: u64,
+        data: Value,
+    },
+    Trim {
+        length: u64,
+    },
+    Erase {
+        amount: u64,
+        offset: u64,
+    },
 }
 
 /// What a DML redo row does.
@@ -242,6 +307,17 @@ pub(crate) enum Body {
         name: String,
         object: ObjectId,
         sql: String,
+    },
+    /// A LOB row of one column: the row is located by its non-LOB columns (`locate`, the
+    /// values of the row when the call ran).
+    Lob {
+        table: (usize, usize),
+        object: ObjectId,
+        version: usize,
+        row_id: String,
+        locate: Vec<Value>,
+        column: usize,
+        row: LobRow,
     },
 }
 
@@ -321,6 +397,8 @@ struct TxChange {
     undone: bool,
     /// The statement failed: reversed at once, never committed.
     failed: bool,
+    /// A DBMS_LOB call: only LOB rows carry it.
+    lob_only: bool,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -446,6 +524,13 @@ fn record_size(body: &Body) -> u64 {
             DmlKind::UndoInsert => 0,
         },
         Body::Ddl { sql, .. } => sql.len() as u64,
+        Body::Lob { locate, row, .. } => {
+            locate.iter().map(value_size).sum::<u64>()
+                + match row {
+                    LobRow::Write { data, .. } => value_size(data),
+                    _ => 8,
+                }
+        }
         _ => 0,
     };
     (72 + payload).next_multiple_of(4)
@@ -687,17 +772,20 @@ impl SimDatabase {
     }
 
     /// Writes one redo record (group) to the thread's current log.
-    fn write_group(&mut self, thread_idx: usize, group: Group) {
+    /// Places a group at the thread's current position, and returns the redo address of its
+    /// last record (a log switch it causes may write other strands after it).
+    fn write_group(&mut self, thread_idx: usize, group: Group) -> RedoAddr {
         let size: u64 = group.records.iter().map(|r| record_size(&r.body)).sum();
         let Some(&cur) = self.current.get(thread_idx) else {
-            return;
+            return RedoAddr::MIN;
         };
         let Some(log) = self.logs.get_mut(cur) else {
-            return;
+            return RedoAddr::MIN;
         };
         let block = 2 + log.used_bytes / BLOCK_PAYLOAD;
         let offset = 16 + log.used_bytes % BLOCK_PAYLOAD;
         let rs_id = RsId::new(log.sequence, block as u32, offset as u16);
+        let last_ssn = group.records.last().map(|r| r.ssn).unwrap_or(0);
         for record in group.records {
             log.records.push(Placed { rs_id, record });
         }
@@ -705,6 +793,7 @@ impl SimDatabase {
         if log.used_bytes >= self.config.log_size_bytes {
             self.switch_log(thread_idx);
         }
+        RedoAddr::new(rs_id, last_ssn).unwrap_or(RedoAddr::MIN)
     }
 
     fn flush_strand(&mut self, session: &str) {
@@ -900,19 +989,8 @@ impl SimDatabase {
     /// the transaction first if needed.
     fn statement(&mut self, session: &str, changes: Vec<(Body, TxChange)>) -> Result<(), SimError> {
         self.ensure_tx(session)?;
-        let started = !self.tx_mut(session)?.start_written;
         let scn = self.next_scn();
-        let mut records = Vec::new();
-        if started {
-            self.tx_mut(session)?.start_written = true;
-            let zero = self.rng.chance(self.config.zero_xid_start_rate);
-            let mut start = self.record(session, scn, 0, false, Body::Start)?;
-            if zero {
-                start.xid = Xid::ZERO;
-            }
-            records.push(start);
-            self.tx_mut(session)?.start_scn = scn;
-        }
+        let mut records: Vec<Record> = self.start_record(session, scn)?.into_iter().collect();
         for (body, mut change) in changes {
             let ssn = {
                 let tx = self.tx_mut(session)?;
@@ -927,6 +1005,21 @@ impl SimDatabase {
         }
         self.emit(session, Group { records });
         Ok(())
+    }
+
+    /// The START row of the session's transaction at `scn`, if it has not been written yet.
+    fn start_record(&mut self, session: &str, scn: Scn) -> Result<Option<Record>, SimError> {
+        if self.tx_mut(session)?.start_written {
+            return Ok(None);
+        }
+        self.tx_mut(session)?.start_written = true;
+        let zero = self.rng.chance(self.config.zero_xid_start_rate);
+        let mut start = self.record(session, scn, 0, false, Body::Start)?;
+        if zero {
+            start.xid = Xid::ZERO;
+        }
+        self.tx_mut(session)?.start_scn = scn;
+        Ok(Some(start))
     }
 
     fn lock(&mut self, session: &str, key: (usize, usize, String)) -> Result<(), SimError> {
@@ -1075,6 +1168,7 @@ impl SimDatabase {
             scn: Scn(0),
             undone: false,
             failed: fails,
+            lob_only: false,
         };
         if unsupported {
             self.statement(
@@ -1098,8 +1192,9 @@ impl SimDatabase {
             };
             self.statement(session, vec![(body, change)])?;
         } else {
-            // an INSERT with locators (placeholder ROWID), then the UPDATE that writes the
-            // small LOB values, with the real ROWID
+            // an INSERT with locators (placeholder ROWID); for each value stored out of the
+            // row its LOB rows (placeholder ROWID too); then the UPDATE of the locators with
+            // the real ROWID, which writes the values small enough to live in the row
             let mut with_locators = row.clone();
             for &i in &lob_cols {
                 with_locators[i] = Value::EmptyLob;
@@ -1116,7 +1211,30 @@ impl SimDatabase {
             let mut first = change.clone();
             first.op = ChangeOp::Insert;
             self.statement(session, vec![(body, first)])?;
-            let set: Vec<(usize, Value)> = lob_cols.iter().map(|&i| (i, row[i].clone())).collect();
+            let (types, locate) = self.lob_context(t, &row)?;
+            let mut lob_rows = Vec::new();
+            for &i in &lob_cols {
+                if types.get(i).is_some_and(|ty| lob_out_of_row(ty, &row[i])) {
+                    let rows = self.written_lob_rows(&row[i]);
+                    lob_rows.extend(rows.into_iter().map(|r| Body::Lob {
+                        table: t,
+                        object,
+                        version,
+                        row_id: LOB_PLACEHOLDER_ROWID.to_owned(),
+                        locate: locate.clone(),
+                        column: i,
+                        row: r,
+                    }));
+                }
+            }
+            self.lob_records(session, lob_rows)?;
+            let set: Vec<(usize, Value)> = lob_cols
+                .iter()
+                .map(|&i| {
+                    let out = types.get(i).is_some_and(|ty| lob_out_of_row(ty, &row[i]));
+                    (i, if out { Value::EmptyLob } else { row[i].clone() })
+                })
+                .collect();
             let body = Body::Dml {
                 table: t,
                 object,
@@ -1161,6 +1279,160 @@ impl SimDatabase {
         Ok(())
     }
 
+    /// The column types of a table's current layout, and the values of a row's non-LOB
+    /// columns (NULL in the LOB places), which locate the row in a LOB row's select.
+    fn lob_context(
+        &self,
+        t: (usize, usize),
+        row: &[Value],
+    ) -> Result<(Vec<cdc_core::ColumnType>, Vec<Value>), SimError> {
+        let layout = self
+            .table(t)?
+            .layout()
+            .ok_or_else(|| SimError::Scenario("no layout".into()))?;
+        let types: Vec<cdc_core::ColumnType> =
+            layout.columns.iter().map(|c| c.data_type.clone()).collect();
+        let locate = types
+            .iter()
+            .zip(row)
+            .map(|(ty, v)| if ty.is_lob() { Value::Null } else { v.clone() })
+            .collect();
+        Ok((types, locate))
+    }
+
+    /// The LOB rows of writing a whole out-of-row value: the locator (INTERNAL), one
+    /// LOB_WRITE per chunk, and on BasicFile storage another INTERNAL and a LOB_TRIM.
+    fn written_lob_rows(&self, value: &Value) -> Vec<LobRow> {
+        let mut rows = vec![LobRow::Locator];
+        rows.extend(lob_chunks(value, 1));
+        if self.config.basicfile_lobs {
+            rows.push(LobRow::Locator);
+            rows.push(LobRow::Trim {
+                length: lob_length(value),
+            });
+        }
+        rows
+    }
+
+    /// Writes LOB rows, each a redo record of its own with its own SSN, in the open
+    /// transaction (after the statement that started it).
+    fn lob_records(&mut self, session: &str, bodies: Vec<Body>) -> Result<Option<Scn>, SimError> {
+        let mut first = None;
+        for body in bodies {
+            let scn = self.next_scn();
+            first.get_or_insert(scn);
+            let ssn = {
+                let tx = self.tx_mut(session)?;
+                let ssn = tx.next_ssn;
+                tx.next_ssn += 1;
+                ssn
+            };
+            let record = self.record(session, scn, ssn, false, body)?;
+            self.emit(
+                session,
+                Group {
+                    records: vec![record],
+                },
+            );
+        }
+        Ok(first)
+    }
+
+    /// A DBMS_LOB call on an existing row: the row's LOB value changes and only LOB rows (with
+    /// the real ROWID) reach the redo; the ground truth has it as an UPDATE marked `lob_only`.
+    fn lob_call(
+        &mut self,
+        session: &str,
+        name: &str,
+        sel: &RowSel,
+        column: &str,
+        call: &LobCall,
+    ) -> Result<(), SimError> {
+        let t = self.find_table(Some(session), name)?;
+        let row_id = self.select_row(t, sel)?;
+        self.lock(session, (t.0, t.1, row_id.clone()))?;
+        let table = self.table(t)?;
+        let layout = table
+            .layout()
+            .ok_or_else(|| SimError::Scenario("no layout".into()))?;
+        let i = layout
+            .column_index(column)
+            .ok_or_else(|| SimError::Scenario(format!("{}: no column {column}", table.id)))?;
+        let ty = layout.columns[i].data_type.clone();
+        if !ty.is_lob() || matches!(ty, cdc_core::ColumnType::XmlType) {
+            return Err(SimError::Scenario(format!(
+                "{}.{column} is not a CLOB, NCLOB or BLOB",
+                table.id
+            )));
+        }
+        let before = table.rows.get(&row_id).cloned().unwrap_or_default();
+        let object = table.segment_for(&before)?;
+        let version = table.version();
+        let current = before.get(i).cloned().unwrap_or(Value::Null);
+        if current.is_null() {
+            return Err(SimError::Ora(
+                cdc_core::ora::OraCode(22275),
+                "ORA-22275: invalid LOB locator specified".into(),
+            ));
+        }
+        let changed = apply_lob_call(&ty, &current, call)?;
+        let mut after = before.clone();
+        after[i] = changed;
+        let (_, locate) = self.lob_context(t, &before)?;
+        let rows = match call {
+            LobCall::Write { offset, data } => {
+                let mut rows = vec![LobRow::Locator];
+                rows.extend(lob_chunks(data, *offset));
+                rows
+            }
+            LobCall::Trim { length } => vec![LobRow::Trim { length: *length }],
+            LobCall::Erase { amount, offset } => vec![LobRow::Erase {
+                amount: *amount,
+                offset: *offset,
+            }],
+        };
+        let bodies: Vec<Body> = rows
+            .into_iter()
+            .map(|r| Body::Lob {
+                table: t,
+                object,
+                version,
+                row_id: row_id.clone(),
+                locate: locate.clone(),
+                column: i,
+                row: r,
+            })
+            .collect();
+        self.ensure_tx(session)?;
+        let scn = self.next_scn();
+        if let Some(start) = self.start_record(session, scn)? {
+            self.emit(
+                session,
+                Group {
+                    records: vec![start],
+                },
+            );
+        }
+        let first = self.lob_records(session, bodies)?.unwrap_or(scn);
+        let tx = self.tx_mut(session)?;
+        let ssn = tx.next_ssn.saturating_sub(1);
+        tx.changes.push(TxChange {
+            table: t,
+            row_id: row_id.clone(),
+            ssn,
+            op: ChangeOp::Update,
+            before: Some(before),
+            after: Some(after.clone()),
+            set: vec![i],
+            scn: first,
+            undone: false,
+            failed: false,
+            lob_only: true,
+        });
+        self.table_mut(t)?.rows.insert(row_id, after);
+        Ok(())
+    }
+
     fn update(
         &mut self,
         session: &str,
@@ -1171,6 +1443,7 @@ impl SimDatabase {
         let t = self.find_table(Some(session), name)?;
         let mut statement = Vec::new();
         let mut new_rows = Vec::new();
+        let mut lob_rows = Vec::new();
         for sel in rows {
             let row_id = self.select_row(t, sel)?;
             self.lock(session, (t.0, t.1, row_id.clone()))?;
@@ -1196,6 +1469,36 @@ impl SimDatabase {
                         .into(),
                 ));
             }
+            // a LOB value stored out of the row: the UPDATE names its locator, the value
+            // follows in LOB rows with the real ROWID
+            let mut rendered_set = set_cols.clone();
+            for (i, v) in rendered_set.iter_mut() {
+                if lob_out_of_row(&layout.columns[*i].data_type, v) {
+                    let locate: Vec<Value> = layout
+                        .columns
+                        .iter()
+                        .zip(&after)
+                        .map(|(c, v)| {
+                            if c.data_type.is_lob() {
+                                Value::Null
+                            } else {
+                                v.clone()
+                            }
+                        })
+                        .collect();
+                    let rows = self.written_lob_rows(v);
+                    lob_rows.extend(rows.into_iter().map(|r| Body::Lob {
+                        table: t,
+                        object,
+                        version: table.version(),
+                        row_id: row_id.clone(),
+                        locate: locate.clone(),
+                        column: *i,
+                        row: r,
+                    }));
+                    *v = Value::EmptyLob;
+                }
+            }
             let body = if table.unsupported() {
                 Body::Unsupported {
                     table: t,
@@ -1210,7 +1513,7 @@ impl SimDatabase {
                     row_id: row_id.clone(),
                     kind: DmlKind::Update {
                         before: before.clone(),
-                        set: set_cols.clone(),
+                        set: rendered_set,
                     },
                 }
             };
@@ -1225,11 +1528,13 @@ impl SimDatabase {
                 scn: Scn(0),
                 undone: false,
                 failed: false,
+                lob_only: false,
             };
             statement.push((body, change));
             new_rows.push((row_id, after));
         }
         self.statement(session, statement)?;
+        self.lob_records(session, lob_rows)?;
         for (row_id, after) in new_rows {
             self.table_mut(t)?.rows.insert(row_id, after);
         }
@@ -1276,6 +1581,7 @@ impl SimDatabase {
                     scn: Scn(0),
                     undone: false,
                     failed: false,
+                    lob_only: false,
                 },
             ));
             gone.push(row_id);
@@ -1434,13 +1740,12 @@ impl SimDatabase {
                 .ok_or_else(|| SimError::Scenario("no session".into()))?;
             (s.thread, s.con)
         };
-        self.write_group(
+        let commit_addr = self.write_group(
             thread,
             Group {
                 records: vec![record.clone()],
             },
         );
-        let commit_addr = self.last_addr(thread);
         let tx = self
             .sessions
             .get_mut(session)
@@ -1471,6 +1776,7 @@ impl SimDatabase {
                 before: named(&c.before),
                 after: named(&c.after),
                 unsupported: table.unsupported(),
+                lob_only: c.lob_only,
             });
         }
         if !changes.is_empty() {
@@ -1488,25 +1794,6 @@ impl SimDatabase {
             });
         }
         Ok(())
-    }
-
-    fn last_addr(&self, thread: usize) -> RedoAddr {
-        self.current
-            .get(thread)
-            .and_then(|&i| self.logs.get(i))
-            .and_then(|l| {
-                l.records.last().or_else(|| {
-                    // the commit switched the log: it is the last record of the previous one
-                    self.logs
-                        .iter()
-                        .rev()
-                        .filter(|x| x.thread == l.thread)
-                        .nth(1)
-                        .and_then(|p| p.records.last())
-                })
-            })
-            .and_then(|p| RedoAddr::new(p.rs_id, p.record.ssn).ok())
-            .unwrap_or(RedoAddr::MIN)
     }
 
     fn rollback(&mut self, session: &str) -> Result<(), SimError> {
@@ -1611,13 +1898,12 @@ impl SimDatabase {
         );
         let commit_scn = self.next_scn();
         let commit = self.record(&session, commit_scn, 0, false, Body::Commit)?;
-        self.write_group(
+        let commit_addr = self.write_group(
             thread,
             Group {
                 records: vec![commit],
             },
         );
-        let commit_addr = self.last_addr(thread);
         if let Some(s) = self.sessions.get_mut(&session) {
             s.tx = None;
         }
@@ -1802,6 +2088,13 @@ impl SimDatabase {
                 rows,
                 set,
             } => self.update(session, table, rows, set),
+            DbOp::Lob {
+                session,
+                table,
+                row,
+                column,
+                call,
+            } => self.lob_call(session, table, row, column, call),
             DbOp::Delete {
                 session,
                 table,
@@ -2030,6 +2323,112 @@ impl SimDatabase {
 }
 
 /// Oracle stores `''` as NULL and pads CHAR/NCHAR to their length.
+/// Length of a LOB value: characters of text, bytes of binary.
+fn lob_length(value: &Value) -> u64 {
+    match value {
+        Value::Text(s) => s.chars().count() as u64,
+        Value::Raw(b) => b.len() as u64,
+        _ => 0,
+    }
+}
+
+/// LOB_WRITE rows of `data` written from `offset` on, [`LOB_WRITE_CHUNK`] characters or bytes
+/// each.
+fn lob_chunks(data: &Value, offset: u64) -> Vec<LobRow> {
+    match data {
+        Value::Text(s) => {
+            let chars: Vec<char> = s.chars().collect();
+            chars
+                .chunks(LOB_WRITE_CHUNK)
+                .enumerate()
+                .map(|(n, c)| LobRow::Write {
+                    offset: offset + (n * LOB_WRITE_CHUNK) as u64,
+                    data: Value::Text(c.iter().collect()),
+                })
+                .collect()
+        }
+        Value::Raw(b) => b
+            .chunks(LOB_WRITE_CHUNK)
+            .enumerate()
+            .map(|(n, c)| LobRow::Write {
+                offset: offset + (n * LOB_WRITE_CHUNK) as u64,
+                data: Value::Raw(c.to_vec()),
+            })
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// The value a DBMS_LOB call leaves in a non-NULL LOB.
+fn apply_lob_call(
+    ty: &cdc_core::ColumnType,
+    current: &Value,
+    call: &LobCall,
+) -> Result<Value, SimError> {
+    let binary = matches!(ty, cdc_core::ColumnType::Blob);
+    // work on code points or bytes alike
+    let mut units: Vec<u32> = match current {
+        Value::Text(s) if !binary => s.chars().map(u32::from).collect(),
+        Value::Raw(b) if binary => b.iter().map(|&b| u32::from(b)).collect(),
+        Value::EmptyLob => Vec::new(),
+        other => {
+            return Err(SimError::Scenario(format!(
+                "a LOB call on a value of the wrong kind: {other:?}"
+            )));
+        }
+    };
+    let fill = if binary { 0 } else { u32::from(' ') };
+    let bad = |what: &str| {
+        SimError::Ora(
+            cdc_core::ora::OraCode(21560),
+            format!("ORA-21560: argument {what} is null, invalid, or out of range"),
+        )
+    };
+    match call {
+        LobCall::Write { offset, data } => {
+            if *offset == 0 {
+                return Err(bad("4 (offset)"));
+            }
+            let new: Vec<u32> = match data {
+                Value::Text(s) if !binary => s.chars().map(u32::from).collect(),
+                Value::Raw(b) if binary => b.iter().map(|&b| u32::from(b)).collect(),
+                _ => return Err(bad("buffer")),
+            };
+            let start = (*offset - 1) as usize;
+            if units.len() < start {
+                units.resize(start, fill);
+            }
+            for (k, u) in new.into_iter().enumerate() {
+                match units.get_mut(start + k) {
+                    Some(slot) => *slot = u,
+                    None => units.push(u),
+                }
+            }
+        }
+        LobCall::Trim { length } => {
+            if *length as usize > units.len() {
+                return Err(bad("2 (new length)"));
+            }
+            units.truncate(*length as usize);
+        }
+        LobCall::Erase { amount, offset } => {
+            if *offset == 0 {
+                return Err(bad("3 (offset)"));
+            }
+            let start = (*offset - 1) as usize;
+            let end = start.saturating_add(*amount as usize).min(units.len());
+            for slot in units.iter_mut().take(end).skip(start) {
+                *slot = fill;
+            }
+        }
+    }
+    Ok(if binary {
+        Value::Raw(units.into_iter().map(|u| u as u8).collect())
+    } else {
+        Value::Text(units.into_iter().filter_map(char::from_u32).collect())
+    })
+}
+
 fn normalise(col: &cdc_core::ColumnDef, v: Value) -> Value {
     match v {
         Value::Text(s) if s.is_empty() => Value::Null,

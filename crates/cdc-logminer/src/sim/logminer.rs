@@ -5,13 +5,15 @@
 use cdc_core::change::status;
 use cdc_core::{ColumnDef, MinedRow, Operation, RedoThread, RsId, Value};
 
-use super::db::{Body, DmlKind, Placed, SimDatabase};
+use super::db::{Body, DmlKind, LobRow, Placed, SimDatabase};
 use super::render::{self, DDL_ROWID, LOB_PLACEHOLDER_ROWID, Naming};
 
 /// INFO of a DDL row issued by a user.
 pub const USER_DDL_INFO: &str = "USER DDL (PlSql=0 RecDep=0)";
 /// INFO of a row whose redo no longer matches the dictionary.
 pub const DICTIONARY_MISMATCH_INFO: &str = "Dictionary Mismatch";
+/// INFO of a LOB_WRITE, LOB_TRIM or LOB_ERASE row.
+pub const LOB_INFO: &str = "LOB sql_redo not re-executable";
 /// INFO of an UNSUPPORTED row.
 pub const UNSUPPORTED_INFO: &str = "Object or Data type Unsupported";
 
@@ -31,6 +33,12 @@ impl SimDatabase {
             Body::Rollback => Operation::Rollback,
             Body::Ddl { .. } => Operation::Ddl,
             Body::Unsupported { .. } => Operation::Unsupported,
+            Body::Lob { row, .. } => match row {
+                LobRow::Locator => Operation::SelLobLocator,
+                LobRow::Write { .. } => Operation::LobWrite,
+                LobRow::Trim { .. } => Operation::LobTrim,
+                LobRow::Erase { .. } => Operation::LobErase,
+            },
             Body::Dml { kind, .. } => match kind {
                 DmlKind::Insert { .. } | DmlKind::UndoDelete { .. } => Operation::Insert,
                 DmlKind::Update { .. } | DmlKind::UndoUpdate { .. } => Operation::Update,
@@ -86,6 +94,61 @@ impl SimDatabase {
                     row.seg_owner = Some(t.id.owner.clone());
                     row.table_name = Some(t.id.table.clone());
                 }
+            }
+            Body::Lob {
+                table,
+                object,
+                version,
+                row_id,
+                locate,
+                column,
+                row: lob,
+            } => {
+                row.data_obj = Some(*object);
+                row.row_id = Some(row_id.clone());
+                let Some(t) = container.and_then(|c| c.tables.get(table.1)) else {
+                    return vec![row];
+                };
+                let Some(layout) = t.versions.get(*version) else {
+                    return vec![row];
+                };
+                let naming = if t.dropped || *version < t.version() {
+                    Naming::Generic
+                } else {
+                    Naming::Dictionary
+                };
+                row.seg_owner = Some(t.id.owner.clone());
+                row.table_name = Some(t.id.table.clone());
+                let Some(col) = layout.columns.get(*column) else {
+                    return vec![row];
+                };
+                let filter: Vec<(&ColumnDef, &Value)> = layout
+                    .columns
+                    .iter()
+                    .zip(locate)
+                    .filter(|(c, _)| !c.data_type.is_lob())
+                    .collect();
+                let target = format!(
+                    "{}.{}",
+                    cdc_core::table::quote_identifier(&t.id.owner),
+                    cdc_core::table::quote_identifier(&t.id.table)
+                );
+                let action = match lob {
+                    // 23ai: OPERATION INTERNAL (code 9), STATUS 0, SQL_REDO NULL
+                    LobRow::Locator => return vec![row],
+                    LobRow::Write { offset, data } => render::LobAction::Write {
+                        offset: *offset,
+                        data,
+                    },
+                    LobRow::Trim { length } => render::LobAction::Trim { length: *length },
+                    LobRow::Erase { amount, offset } => render::LobAction::Erase {
+                        amount: *amount,
+                        offset: *offset,
+                    },
+                };
+                row.status = status::INVALID_SQL;
+                row.info = Some(LOB_INFO.into());
+                row.sql_redo = Some(render::lob_block(&target, naming, col, &filter, action));
             }
             Body::Dml {
                 table,

@@ -27,7 +27,7 @@ pub mod source;
 pub mod truth;
 pub mod workload;
 
-pub use db::{DbOp, RowSel, SimConfig, SimDatabase};
+pub use db::{DbOp, LobCall, RowSel, SimConfig, SimDatabase, lob_out_of_row};
 pub use model::{ColumnSpec, Organization, PartitionSpec, TableSpec};
 pub use scenario::{Event, Scenario};
 pub use source::{Fault, SimSource, SourceCall};
@@ -62,6 +62,15 @@ impl SimError {
     }
 }
 
+/// OPERATION as 23ai shows it: code 9 rows (SEL_LOB_LOCATOR in earlier releases) read
+/// INTERNAL, with SQL_REDO NULL.
+pub fn operation_name(row: &MinedRow) -> &'static str {
+    match row.operation {
+        cdc_core::Operation::SelLobLocator if row.sql_redo.is_none() => "INTERNAL",
+        op => op.name(),
+    }
+}
+
 /// A V$LOGMNR_CONTENTS row as a JSON object keyed by Oracle's column names, values as Oracle
 /// returns them (RS_ID as its padded text, TIMESTAMP in `YYYY-MM-DD HH24:MI:SS`).
 pub fn row_to_json(row: &MinedRow) -> serde_json::Value {
@@ -75,7 +84,7 @@ pub fn row_to_json(row: &MinedRow) -> serde_json::Value {
         "XIDUSN": row.xid.usn,
         "XIDSLT": row.xid.slot,
         "XIDSQN": row.xid.sqn,
-        "OPERATION": row.operation.name(),
+        "OPERATION": operation_name(row),
         "OPERATION_CODE": row.operation.code(),
         "ROLLBACK": u8::from(row.rollback),
         "STATUS": row.status,

@@ -485,6 +485,80 @@ pub fn delete(target: &str, naming: Naming, filter: &[ColVal<'_>], rowid: Option
     out
 }
 
+/// What a LOB row's PL/SQL block does after locating the LOB.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum LobAction<'a> {
+    /// `dbms_lob.write(loc, amount, offset, buf)` of this chunk.
+    Write {
+        offset: u64,
+        data: &'a Value,
+    },
+    Trim {
+        length: u64,
+    },
+    Erase {
+        amount: u64,
+        offset: u64,
+    },
+}
+
+/// The SQL_REDO of a LOB_WRITE, LOB_TRIM or LOB_ERASE row: a whole PL/SQL block that selects
+/// the locator by the row's non-LOB columns and makes one DBMS_LOB call (23ai; STATUS 2, "LOB
+/// sql_redo not re-executable"). Amounts and offsets count characters of text, bytes of a
+/// BLOB.
+pub fn lob_block(
+    target: &str,
+    naming: Naming,
+    column: &ColumnDef,
+    filter: &[ColVal<'_>],
+    action: LobAction<'_>,
+) -> String {
+    let binary = matches!(column.data_type, ColumnType::Blob);
+    let (loc, buf) = if binary {
+        ("loc_b", "buf_b")
+    } else {
+        ("loc_c", "buf_c")
+    };
+    let mut out = String::from("DECLARE \n");
+    if binary {
+        out.push_str(" loc_b BLOB; \n buf_b RAW(32767);\n");
+    } else if is_national(&column.data_type) {
+        out.push_str(" loc_c NCLOB; \n buf_c NVARCHAR2(32767);\n");
+    } else {
+        out.push_str(" loc_c CLOB; \n buf_c VARCHAR2(32767);\n");
+    }
+    out.push_str(" amt NUMBER; \nBEGIN\n select ");
+    out.push_str(&col_name(naming, column));
+    let _ = write!(out, " into {loc} from {target}");
+    where_clause(&mut out, naming, filter);
+    out.push_str(" for update;\n");
+    match action {
+        LobAction::Write { offset, data } => {
+            let amount = match data {
+                Value::Text(t) => t.chars().count(),
+                Value::Raw(b) => b.len(),
+                _ => 0,
+            };
+            let _ = write!(
+                out,
+                " {buf} := {};\n  dbms_lob.write({loc}, {amount}, {offset}, {buf});\n",
+                lit(naming, column, data)
+            );
+        }
+        LobAction::Trim { length } => {
+            let _ = writeln!(out, "  dbms_lob.trim({loc}, {length});");
+        }
+        LobAction::Erase { amount, offset } => {
+            let _ = writeln!(
+                out,
+                " amt := {amount};\n  dbms_lob.erase({loc}, amt, {offset});"
+            );
+        }
+    }
+    out.push_str("END;");
+    out
+}
+
 /// Splits SQL_REDO into the pieces of CSF rows: at most 4000 bytes each, cut on character
 /// boundaries, concatenated verbatim they give the statement back.
 pub fn split_csf(sql: &str) -> Vec<&str> {

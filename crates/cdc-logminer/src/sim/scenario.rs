@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Map;
 
 use super::SimError;
-use super::db::{DbOp, RowSel, SimConfig, SimDatabase};
+use super::db::{DbOp, LobCall, RowSel, SimConfig, SimDatabase};
 use super::model::{ColumnSpec, TableSpec};
 use super::source::{Fault, SimSource};
 use super::workload::{Step, Workload};
@@ -125,6 +125,36 @@ pub enum Event {
     },
     Fault {
         fault: Fault,
+    },
+    /// `DBMS_LOB.WRITE` into the first row matching `where`: `value` (text, or hex for a
+    /// BLOB) at the 1-based `offset`.
+    LobWrite {
+        session: String,
+        table: String,
+        #[serde(rename = "where")]
+        filter: Map<String, serde_json::Value>,
+        column: String,
+        offset: u64,
+        value: serde_json::Value,
+    },
+    /// `DBMS_LOB.TRIM` to `length` characters or bytes.
+    LobTrim {
+        session: String,
+        table: String,
+        #[serde(rename = "where")]
+        filter: Map<String, serde_json::Value>,
+        column: String,
+        length: u64,
+    },
+    /// `DBMS_LOB.ERASE` of `amount` characters or bytes from the 1-based `offset`.
+    LobErase {
+        session: String,
+        table: String,
+        #[serde(rename = "where")]
+        filter: Map<String, serde_json::Value>,
+        column: String,
+        amount: u64,
+        offset: u64,
     },
 }
 
@@ -339,7 +369,82 @@ fn to_op(db: &mut SimDatabase, event: Event) -> Result<Option<DbOp>, Flow> {
         Event::Restore { new_dbid } => DbOp::Restore { new_dbid },
         Event::EnableThread { thread } => DbOp::EnableThread { thread },
         Event::Fault { fault } => return Err(Flow::Fault(fault)),
+        Event::LobWrite {
+            session,
+            table,
+            filter,
+            column,
+            offset,
+            value,
+        } => {
+            open_session(db, &session)?;
+            let row = RowSel::Match(values(db, &session, &table, &filter)?);
+            let data = values(
+                db,
+                &session,
+                &table,
+                &Map::from_iter([(column.clone(), value)]),
+            )?
+            .pop()
+            .map(|(_, v)| v)
+            .unwrap_or(Value::Null);
+            DbOp::Lob {
+                session,
+                table,
+                row,
+                column,
+                call: LobCall::Write { offset, data },
+            }
+        }
+        Event::LobTrim {
+            session,
+            table,
+            filter,
+            column,
+            length,
+        } => {
+            open_session(db, &session)?;
+            let row = RowSel::Match(values(db, &session, &table, &filter)?);
+            DbOp::Lob {
+                session,
+                table,
+                row,
+                column,
+                call: LobCall::Trim { length },
+            }
+        }
+        Event::LobErase {
+            session,
+            table,
+            filter,
+            column,
+            amount,
+            offset,
+        } => {
+            open_session(db, &session)?;
+            let row = RowSel::Match(values(db, &session, &table, &filter)?);
+            DbOp::Lob {
+                session,
+                table,
+                row,
+                column,
+                call: LobCall::Erase { amount, offset },
+            }
+        }
     }))
+}
+
+/// A session's first statement opens it with defaults.
+fn open_session(db: &mut SimDatabase, session: &str) -> Result<(), SimError> {
+    if !db.sessions.contains_key(session) {
+        db.apply(&DbOp::Begin {
+            session: session.to_owned(),
+            pdb: None,
+            user: None,
+            private_strand: None,
+        })?;
+    }
+    Ok(())
 }
 
 fn bad(col: &ColumnDef, v: &serde_json::Value, what: &str) -> SimError {

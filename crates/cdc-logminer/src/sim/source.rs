@@ -684,6 +684,14 @@ impl RedoSource for SimSource {
                             .as_deref()
                             .is_none_or(|u| !excluded.contains(u))
                 }
+                Operation::SelLobLocator
+                | Operation::LobWrite
+                | Operation::LobTrim
+                | Operation::LobErase
+                    if !query.lob_rows =>
+                {
+                    false
+                }
                 _ => {
                     row.data_obj
                         .is_some_and(|o| objects.contains(&(row.src_con_id, o)))
@@ -855,6 +863,7 @@ pub fn query_for(from: RedoBound, objects: Vec<(ConId, ObjectId)>) -> MiningQuer
         excluded_users: Vec::new(),
         inlist_max: 1000,
         timeout: Duration::from_secs(600),
+        lob_rows: false,
     }
 }
 
@@ -877,6 +886,7 @@ pub fn mine_all(
     source.start_session(&whole_window(&logs))?;
     let mut query = query_for(RedoBound::Start, objects);
     query.excluded_users = excluded_users.to_vec();
+    query.lob_rows = true;
     let mut rows = Vec::new();
     source.mine(&query, &mut |row| {
         rows.push(row);

@@ -20,6 +20,10 @@ pub struct TruthChange {
     pub after: Option<Vec<(String, Value)>>,
     /// The table has a column LogMiner cannot render: its rows are UNSUPPORTED.
     pub unsupported: bool,
+    /// A DBMS_LOB call (write, trim, erase) on an existing row: only LOB rows carry it, so a
+    /// capture under `cdc.lob.mode=skip` has no record of it.
+    #[serde(default)]
+    pub lob_only: bool,
 }
 
 /// A committed transaction with its surviving changes (savepoint-undone and failed statements

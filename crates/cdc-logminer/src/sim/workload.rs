@@ -53,6 +53,10 @@ pub struct WorkloadConfig {
     pub think_millis: u64,
     /// Per step: an explicit log switch (besides the switches of full logs).
     pub log_switch_rate: f64,
+    /// Per CLOB value: it is long enough (2 000–12 000 characters) to be stored out of the
+    /// row, so LogMiner shows it as INTERNAL and LOB_WRITE rows. Drawn from a stream of its
+    /// own, so the rate changes LOB values only, never which statements a seed makes.
+    pub large_lob_rate: f64,
 }
 
 impl Default for WorkloadConfig {
@@ -78,6 +82,7 @@ impl Default for WorkloadConfig {
             huge_transaction_rows: 0,
             think_millis: 200,
             log_switch_rate: 0.001,
+            large_lob_rate: 0.1,
         }
     }
 }
@@ -142,6 +147,8 @@ struct SessionPlan {
 pub struct RandomWorkload {
     config: WorkloadConfig,
     rng: SimRng,
+    /// Sizes and text of out-of-row LOB values.
+    lob_rng: SimRng,
     changes: u64,
     plans: BTreeMap<String, SessionPlan>,
     next_ids: BTreeMap<(usize, String), i64>,
@@ -158,6 +165,7 @@ impl RandomWorkload {
     pub fn new(config: WorkloadConfig) -> RandomWorkload {
         RandomWorkload {
             rng: SimRng::new(config.seed ^ 0x57AB_1E00),
+            lob_rng: SimRng::new(config.seed ^ 0x10B_5EED),
             huge_left: config.huge_transaction_rows,
             config,
             changes: 0,
@@ -568,32 +576,7 @@ impl RandomWorkload {
     }
 
     fn text(&mut self, len: usize) -> String {
-        const WORDS: &[&str] = &[
-            "alpha",
-            "beta",
-            "O'Brien",
-            "gamma",
-            "delta",
-            "x",
-            "lorem",
-            "ipsum",
-            "it''s",
-            "%",
-            "a,b",
-            "semi;colon",
-            "tab\tbed",
-            "new\nline",
-            "quote\"d",
-        ];
-        let mut out = String::with_capacity(len + 8);
-        while out.len() < len {
-            if !out.is_empty() {
-                out.push(' ');
-            }
-            out.push_str(self.rng.pick(WORDS).copied().unwrap_or("x"));
-        }
-        out.truncate(len);
-        out
+        words(&mut self.rng, len)
     }
 
     fn national(&mut self, len: usize) -> String {
@@ -652,7 +635,14 @@ impl RandomWorkload {
             }
             ColumnType::Clob => {
                 let n = r.range(1, 2000) as usize;
-                Value::Text(self.text(n))
+                let mut text = self.text(n);
+                if self.lob_rng.chance(self.config.large_lob_rate) {
+                    let more = self.lob_rng.range(2000, 12_000) as usize;
+                    // characters beyond the BMP count once in LOB offsets, twice in UTF-16
+                    text.push_str(" caf\u{e9} \u{1F600} ");
+                    text.push_str(&words(&mut self.lob_rng, more));
+                }
+                Value::Text(text)
             }
             ColumnType::Raw | ColumnType::Blob | ColumnType::LongRaw => {
                 let n = r.range(1, u64::from(c.length.clamp(1, 16)));
@@ -697,6 +687,37 @@ impl RandomWorkload {
             _ => Value::Null,
         }
     }
+}
+
+/// `len` bytes of ASCII words with the characters SQL_REDO has to escape (quotes, newlines,
+/// tabs).
+fn words(rng: &mut SimRng, len: usize) -> String {
+    const WORDS: &[&str] = &[
+        "alpha",
+        "beta",
+        "O'Brien",
+        "gamma",
+        "delta",
+        "x",
+        "lorem",
+        "ipsum",
+        "it''s",
+        "%",
+        "a,b",
+        "semi;colon",
+        "tab\tbed",
+        "new\nline",
+        "quote\"d",
+    ];
+    let mut out = String::with_capacity(len + 8);
+    while out.len() < len {
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        out.push_str(rng.pick(WORDS).copied().unwrap_or("x"));
+    }
+    out.truncate(len);
+    out
 }
 
 fn s_has_tx(s: &super::db::Session) -> bool {

@@ -463,6 +463,7 @@ impl RedoSource for OracleSource {
             &query.excluded_users,
             query.inlist_max,
             self.is_cdb,
+            query.lob_rows,
         );
         let conn = &self.conn;
         let cancelled = AtomicBool::new(false);

@@ -201,6 +201,7 @@ pub fn mining_query(
     excluded_users: &[String],
     inlist_max: usize,
     is_cdb: bool,
+    lob_rows: bool,
 ) -> Statement {
     let mut binds = Vec::new();
     let mut text = format!(
@@ -244,7 +245,11 @@ pub fn mining_query(
                 None => by_con.push((*con, vec![*id])),
             }
         }
-        text.push_str(" OR (OPERATION_CODE IN (1, 2, 3, 255)");
+        text.push_str(if lob_rows {
+            " OR (OPERATION_CODE IN (1, 2, 3, 9, 10, 11, 29, 255)"
+        } else {
+            " OR (OPERATION_CODE IN (1, 2, 3, 255)"
+        });
         text.push_str(&user_filter);
         text.push_str(" AND (");
         for (i, (con, ids)) in by_con.iter().enumerate() {
@@ -282,7 +287,7 @@ mod tests {
             .chain([(ConId(4), ObjectId(80_000))])
             .collect();
         let users = vec!["ETL_BATCH".to_owned(), "O'HARA".to_owned()];
-        let q = mining_query(RedoBound::After(addr), &objects, &users, 1000, true);
+        let q = mining_query(RedoBound::After(addr), &objects, &users, 1000, true, false);
         assert!(q.text.starts_with("SELECT SCN, RS_ID, SSN, CSF, XIDUSN"));
         assert!(q.text.contains("FROM V$LOGMNR_CONTENTS WHERE (RBASQN > :1 OR (RBASQN = :1 AND RBABLK >= :2) OR RBASQN = 0)"));
         assert_eq!(q.binds[0], Bind::Int(0x59));
@@ -322,16 +327,31 @@ mod tests {
 
     #[test]
     fn mining_query_variants() {
-        let q = mining_query(RedoBound::Start, &[(ConId(0), ObjectId(5))], &[], 10, false);
+        let q = mining_query(
+            RedoBound::Start,
+            &[(ConId(0), ObjectId(5))],
+            &[],
+            10,
+            false,
+            false,
+        );
         assert!(q.binds.is_empty());
         assert!(!q.text.contains("RBASQN"));
         assert!(!q.text.contains("USERNAME NOT IN"));
         assert!(!q.text.contains("SRC_CON_ID ="));
         assert!(q.text.contains("(DATA_OBJ# IN (5))"));
         let ids: Vec<(ConId, ObjectId)> = (0..25).map(|i| (ConId(0), ObjectId(i))).collect();
-        let q = mining_query(RedoBound::Start, &ids, &[], 10, false);
+        let q = mining_query(RedoBound::Start, &ids, &[], 10, false, false);
         assert_eq!(count(&q.text, "DATA_OBJ# IN ("), 3);
-        let q = mining_query(RedoBound::Start, &[], &[], 1000, true);
+        assert!(!q.text.contains("9, 10, 11, 29"));
+        // LOB rows (cdc.lob.mode other than skip) of the same objects
+        let q = mining_query(RedoBound::Start, &ids, &[], 10, false, true);
+        assert!(
+            q.text
+                .contains("OPERATION_CODE IN (1, 2, 3, 9, 10, 11, 29, 255)")
+        );
+        assert_eq!(count(&q.text, "DATA_OBJ# IN ("), 3);
+        let q = mining_query(RedoBound::Start, &[], &[], 1000, true, false);
         assert!(!q.text.contains("DATA_OBJ# IN"));
         assert_eq!(count(&q.text, "("), count(&q.text, ")"));
     }
