@@ -1036,10 +1036,14 @@ impl SimDatabase {
     }
 
     /// Whether another session holds the row.
-    pub(crate) fn locked_by_other(&self, session: &str, t: (usize, usize), row_id: &str) -> bool {
+    /// The rows of a table another session holds locks on (a few: the open transactions').
+    pub(crate) fn rows_locked_by_others(&self, session: &str, t: (usize, usize)) -> Vec<&String> {
         self.locks
-            .get(&(t.0, t.1, row_id.to_owned()))
-            .is_some_and(|h| h != session)
+            .range((t.0, t.1, String::new())..)
+            .take_while(|((c, i, _), _)| (*c, *i) == t)
+            .filter(|(_, holder)| holder.as_str() != session)
+            .map(|((_, _, row), _)| row)
+            .collect()
     }
 
     fn table(&self, t: (usize, usize)) -> Result<&SimTable, SimError> {

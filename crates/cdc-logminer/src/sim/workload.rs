@@ -359,26 +359,38 @@ impl RandomWorkload {
             ])
             .unwrap_or(0);
         let t = db.find_table(Some(session), table)?;
-        let free: Vec<String> = db
+        // rows not locked by another session, in ROWID order, without copying the table's
+        // keys: a huge transaction's table holds millions of rows
+        let Some(rows_of) = db
             .containers
             .get(t.0)
             .and_then(|c| c.tables.get(t.1))
-            .map(|tb| {
-                tb.rows
-                    .keys()
-                    .filter(|r| !db.locked_by_other(session, t, r))
-                    .cloned()
-                    .collect()
-            })
-            .unwrap_or_default();
-        if choice == 0 || free.is_empty() {
+            .map(|tb| &tb.rows)
+        else {
+            return self.dml_insert(db, session, table);
+        };
+        let locked = db.rows_locked_by_others(session, t);
+        let free_count = rows_of.len()
+            - locked
+                .iter()
+                .filter(|r| rows_of.contains_key(r.as_str()))
+                .count();
+        let nth_free = |i: u64| -> String {
+            rows_of
+                .keys()
+                .filter(|r| !locked.contains(r))
+                .nth(i as usize)
+                .cloned()
+                .unwrap_or_default()
+        };
+        if choice == 0 || free_count == 0 {
             return self.dml_insert(db, session, table);
         }
-        let mut rows = vec![RowSel::RowId(
-            self.rng.pick(&free).cloned().unwrap_or_default(),
-        )];
-        if free.len() > 1 && self.rng.chance(self.config.multi_row_rate) {
-            let other = self.rng.pick(&free).cloned().unwrap_or_default();
+        let mut rows = vec![RowSel::RowId(nth_free(
+            self.rng.below(free_count as u64),
+        ))];
+        if free_count > 1 && self.rng.chance(self.config.multi_row_rate) {
+            let other = nth_free(self.rng.below(free_count as u64));
             if RowSel::RowId(other.clone()) != rows[0] {
                 rows.push(RowSel::RowId(other));
             }
