@@ -1759,15 +1759,12 @@ impl SimDatabase {
         let mut changes = Vec::new();
         for c in tx.changes.iter().filter(|c| !c.undone && !c.failed) {
             let table = self.table(c.table)?;
-            let names: Vec<String> = table
-                .layout()
-                .map(|l| l.columns.iter().map(|c| c.name.clone()).collect())
-                .unwrap_or_default();
+            let columns = table.layout().map(|l| l.columns.as_slice()).unwrap_or(&[]);
             let named = |row: &Option<Vec<Value>>| {
                 row.as_ref().map(|r| {
-                    names
+                    columns
                         .iter()
-                        .cloned()
+                        .map(|c| c.name.clone())
                         .zip(r.iter().cloned())
                         .collect::<Vec<_>>()
                 })
@@ -1961,7 +1958,7 @@ impl SimDatabase {
         }
         let table = SimTable {
             id,
-            versions: vec![layout],
+            versions: vec![std::sync::Arc::new(layout)],
             object,
             organization: spec.organization.clone(),
             partitions,
@@ -2128,7 +2125,7 @@ impl SimDatabase {
                         layout.columns.push(column_def(&column, position)?);
                         layout.version += 1;
                         layout.valid_from = scn;
-                        t.versions.push(layout);
+                        t.versions.push(std::sync::Arc::new(layout));
                         for row in t.rows.values_mut() {
                             row.push(Value::Null);
                         }

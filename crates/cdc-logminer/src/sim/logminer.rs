@@ -18,6 +18,61 @@ pub const LOB_INFO: &str = "LOB sql_redo not re-executable";
 pub const UNSUPPORTED_INFO: &str = "Object or Data type Unsupported";
 
 impl SimDatabase {
+    /// A data record (DML, UNSUPPORTED, LOB) that `kept(container, DATA_OBJ#, USERNAME, is a
+    /// LOB row)` rejects, as a row with only what a query's filter reads and no SQL_REDO; `None`
+    /// for records the filter keeps and for control and DDL records.
+    pub(crate) fn filtered_stub(
+        &self,
+        placed: &Placed,
+        thread: RedoThread,
+        kept: &dyn Fn(cdc_core::ConId, cdc_core::ObjectId, &str, bool) -> bool,
+    ) -> Option<MinedRow> {
+        let r = &placed.record;
+        let (object, operation, lob) = match &r.body {
+            Body::Dml { object, kind, .. } => (
+                *object,
+                match kind {
+                    DmlKind::Insert { .. } | DmlKind::UndoDelete { .. } => Operation::Insert,
+                    DmlKind::Update { .. } | DmlKind::UndoUpdate { .. } => Operation::Update,
+                    DmlKind::Delete { .. } | DmlKind::UndoInsert => Operation::Delete,
+                },
+                false,
+            ),
+            Body::Unsupported { object, .. } => (*object, Operation::Unsupported, false),
+            Body::Lob { object, row, .. } => (
+                *object,
+                match row {
+                    LobRow::Locator => Operation::SelLobLocator,
+                    LobRow::Write { .. } => Operation::LobWrite,
+                    LobRow::Trim { .. } => Operation::LobTrim,
+                    LobRow::Erase { .. } => Operation::LobErase,
+                },
+                true,
+            ),
+            _ => return None,
+        };
+        let con = self
+            .containers
+            .get(r.con)
+            .map(|c| c.con)
+            .unwrap_or_default();
+        if kept(con, object, &r.user, lob) {
+            return None;
+        }
+        let rs_id = if r.zero_rs_id {
+            RsId::NONE
+        } else {
+            placed.rs_id
+        };
+        let mut row = MinedRow::new(r.scn, rs_id, r.ssn, r.xid, operation);
+        row.rollback = r.rollback;
+        row.data_obj = Some(object);
+        row.src_con_id = con;
+        row.username = Some(r.user.clone());
+        row.thread = thread;
+        Some(row)
+    }
+
     /// The V$LOGMNR_CONTENTS rows of one record (several when SQL_REDO needs CSF rows).
     pub(crate) fn render(&self, placed: &Placed, thread: RedoThread) -> Vec<MinedRow> {
         let r = &placed.record;
@@ -179,50 +234,23 @@ impl SimDatabase {
                     cdc_core::table::quote_identifier(&name)
                 );
                 let cols = &layout.columns;
-                let pairs = |values: &[Value]| -> Vec<(usize, Value)> {
-                    values.iter().cloned().enumerate().collect()
-                };
-                let view = |pairs: &[(usize, Value)]| -> Vec<(ColumnDef, Value)> {
-                    pairs
-                        .iter()
-                        .filter_map(|(i, v)| cols.get(*i).map(|c| (c.clone(), v.clone())))
-                        .collect()
-                };
-                let non_lob = |values: &[Value]| -> Vec<(ColumnDef, Value)> {
-                    cols.iter()
-                        .zip(values)
-                        .filter(|(c, _)| !c.data_type.is_lob())
-                        .map(|(c, v)| (c.clone(), v.clone()))
-                        .collect()
-                };
                 let sql = match kind {
-                    DmlKind::Insert { after } => {
-                        let all = view(&pairs(after));
-                        let cv: Vec<_> = all.iter().map(|(c, v)| (c, v)).collect();
-                        render::insert(&target, naming, &cv)
+                    DmlKind::Insert { after: values } | DmlKind::UndoDelete { row: values } => {
+                        render::insert(&target, naming, &all(cols, values))
                     }
-                    DmlKind::UndoDelete { row: values } => {
-                        let all = view(&pairs(values));
-                        let cv: Vec<_> = all.iter().map(|(c, v)| (c, v)).collect();
-                        render::insert(&target, naming, &cv)
-                    }
-                    DmlKind::Update { before, set } => {
-                        let set = view(set);
-                        let filter = non_lob(before);
-                        let s: Vec<_> = set.iter().map(|(c, v)| (c, v)).collect();
-                        let f: Vec<_> = filter.iter().map(|(c, v)| (c, v)).collect();
-                        render::update(&target, naming, &s, &f, None)
-                    }
+                    DmlKind::Update { before, set } => render::update(
+                        &target,
+                        naming,
+                        &view(cols, set),
+                        &non_lob(cols, before),
+                        None,
+                    ),
                     DmlKind::Delete { before } => {
-                        let filter = non_lob(before);
-                        let f: Vec<_> = filter.iter().map(|(c, v)| (c, v)).collect();
-                        render::delete(&target, naming, &f, None)
+                        render::delete(&target, naming, &non_lob(cols, before), None)
                     }
                     DmlKind::UndoInsert => render::delete(&target, naming, &[], Some(row_id)),
                     DmlKind::UndoUpdate { set } => {
-                        let set = view(set);
-                        let s: Vec<_> = set.iter().map(|(c, v)| (c, v)).collect();
-                        render::update(&target, naming, &s, &[], Some(row_id))
+                        render::update(&target, naming, &view(cols, set), &[], Some(row_id))
                     }
                 };
                 if naming == Naming::Generic {
@@ -238,6 +266,27 @@ impl SimDatabase {
         }
         split_rows(row)
     }
+}
+
+/// Every column with its value.
+fn all<'a>(cols: &'a [ColumnDef], values: &'a [Value]) -> Vec<render::ColVal<'a>> {
+    cols.iter().zip(values).collect()
+}
+
+/// The columns a SET list names, with their values.
+fn view<'a>(cols: &'a [ColumnDef], pairs: &'a [(usize, Value)]) -> Vec<render::ColVal<'a>> {
+    pairs
+        .iter()
+        .filter_map(|(i, v)| cols.get(*i).map(|c| (c, v)))
+        .collect()
+}
+
+/// The columns of a WHERE clause: LOB columns never appear in it.
+fn non_lob<'a>(cols: &'a [ColumnDef], values: &'a [Value]) -> Vec<render::ColVal<'a>> {
+    cols.iter()
+        .zip(values)
+        .filter(|(c, _)| !c.data_type.is_lob())
+        .collect()
 }
 
 /// A row whose SQL_REDO is longer than 4000 bytes becomes CSF=1 rows and a last CSF=0 row with

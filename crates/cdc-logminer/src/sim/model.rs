@@ -137,7 +137,7 @@ pub struct SimPartition {
 pub struct SimTable {
     pub id: TableId,
     /// Every layout version, oldest first; the last is the dictionary's current one.
-    pub versions: Vec<TableLayout>,
+    pub versions: Vec<std::sync::Arc<TableLayout>>,
     pub object: ObjectId,
     pub organization: Organization,
     /// Range partitions (for `Organization::Range`).
@@ -152,7 +152,12 @@ pub struct SimTable {
 
 impl SimTable {
     pub fn layout(&self) -> Option<&TableLayout> {
-        self.versions.last()
+        self.versions.last().map(|l| l.as_ref())
+    }
+
+    /// The current layout, shared (no copy of its columns).
+    pub fn shared_layout(&self) -> Option<std::sync::Arc<TableLayout>> {
+        self.versions.last().cloned()
     }
 
     pub fn version(&self) -> usize {

@@ -24,15 +24,21 @@ pub const SQL_REDO_MAX_BYTES: usize = 4000;
 /// `'…'` with quotes doubled.
 pub fn quote(text: &str) -> String {
     let mut out = String::with_capacity(text.len() + 2);
-    out.push('\'');
-    for c in text.chars() {
-        if c == '\'' {
-            out.push('\'');
-        }
-        out.push(c);
-    }
-    out.push('\'');
+    write_quoted(&mut out, text);
     out
+}
+
+fn write_quoted(out: &mut String, text: &str) {
+    out.reserve(text.len() + 2);
+    out.push('\'');
+    let mut rest = text;
+    while let Some(i) = rest.find('\'') {
+        out.push_str(&rest[..=i]);
+        out.push('\'');
+        rest = &rest[i + 1..];
+    }
+    out.push_str(rest);
+    out.push('\'');
 }
 
 /// `UNISTR('…')`: printable ASCII as is (`'` doubled, `\` as `\\`), everything else as
@@ -115,15 +121,44 @@ pub fn binary_float_text(v: f32) -> String {
 }
 
 fn date_part(t: &OracleDateTime) -> String {
-    let year = if t.year < 0 {
-        format!("-{:04}", -(t.year as i32))
+    let mut out = String::with_capacity(20);
+    write_date_part(&mut out, t);
+    out
+}
+
+/// `value` in exactly `width` decimal digits (zero-padded; `value` has no more digits).
+fn write_digits(out: &mut String, value: u32, width: u32) {
+    for i in (0..width).rev() {
+        out.push(char::from(b'0' + (value / 10u32.pow(i) % 10) as u8));
+    }
+}
+
+fn write_date_part(out: &mut String, t: &OracleDateTime) {
+    let year = i32::from(t.year);
+    if year < 0 {
+        out.push('-');
+    }
+    if year.unsigned_abs() > 9999 {
+        let _ = write!(out, "{}", year.unsigned_abs());
     } else {
-        format!("{:04}", t.year)
-    };
-    format!(
-        "{year}-{:02}-{:02} {:02}:{:02}:{:02}",
-        t.month, t.day, t.hour, t.minute, t.second
-    )
+        write_digits(out, year.unsigned_abs(), 4);
+    }
+    out.push('-');
+    write_digits(out, u32::from(t.month), 2);
+    out.push('-');
+    write_digits(out, u32::from(t.day), 2);
+    out.push(' ');
+    write_digits(out, u32::from(t.hour), 2);
+    out.push(':');
+    write_digits(out, u32::from(t.minute), 2);
+    out.push(':');
+    write_digits(out, u32::from(t.second), 2);
+}
+
+/// `.FFFFFFFFF`: the nine fraction digits of a timestamp.
+fn write_fraction(out: &mut String, nanos: u32) {
+    out.push('.');
+    write_digits(out, nanos.min(999_999_999), 9);
 }
 
 /// `YYYY-MM-DD HH24:MI:SS`.
@@ -171,12 +206,13 @@ pub fn interval_ds_text(nanos: i128, precision: u16, scale: u16) -> String {
     out
 }
 
-fn hex(bytes: &[u8]) -> String {
-    let mut out = String::with_capacity(bytes.len() * 2);
+fn write_hex(out: &mut String, bytes: &[u8]) {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    out.reserve(bytes.len() * 2);
     for b in bytes {
-        let _ = write!(out, "{b:02x}");
+        out.push(DIGITS[usize::from(b >> 4)] as char);
+        out.push(DIGITS[usize::from(b & 15)] as char);
     }
-    out
 }
 
 fn is_national(ty: &ColumnType) -> bool {
@@ -189,45 +225,86 @@ fn is_national(ty: &ColumnType) -> bool {
 /// The literal of a value in a column, as SQL_REDO holds it. `NULL` for NULL (the caller
 /// writes `IS NULL` in a WHERE clause).
 pub fn literal(col: &ColumnDef, value: &Value) -> String {
-    let ty = &col.data_type;
+    let mut out = String::new();
+    write_literal(&mut out, col, value);
+    out
+}
+
+/// Whether a value's literal is `NULL` (Oracle's empty string and empty RAW are NULL).
+fn is_null_literal(value: &Value) -> bool {
     match value {
-        Value::Null => "NULL".to_owned(),
-        Value::EmptyLob => match ty {
-            ColumnType::Blob => "EMPTY_BLOB()".to_owned(),
-            _ => "EMPTY_CLOB()".to_owned(),
-        },
-        Value::Unsupported | Value::Unavailable => "Unsupported Type".to_owned(),
-        Value::Number(d) => quote(&number_text(*d)),
-        Value::BinaryFloat(f) => quote(&binary_float_text(*f)),
-        Value::BinaryDouble(f) => quote(&binary_double_text(*f)),
-        Value::Text(s) if s.is_empty() => "NULL".to_owned(),
-        Value::Text(s) if is_national(ty) => unistr(s),
-        Value::Text(s) => quote(s),
-        Value::Raw(b) if b.is_empty() => "NULL".to_owned(),
-        Value::Raw(b) => format!("HEXTORAW('{}')", hex(b)),
-        Value::Date(t) => format!("TO_DATE('{}', 'YYYY-MM-DD HH24:MI:SS')", date_text(t)),
-        Value::Timestamp(t) => format!("TO_TIMESTAMP('{}')", timestamp_text(t)),
-        Value::TimestampTz(t, zone) => {
-            format!(
-                "TO_TIMESTAMP_TZ('{} {}')",
-                timestamp_text(t),
-                zone_text(zone)
-            )
+        Value::Null => true,
+        Value::Text(s) => s.is_empty(),
+        Value::Raw(b) => b.is_empty(),
+        _ => false,
+    }
+}
+
+fn write_literal(out: &mut String, col: &ColumnDef, value: &Value) {
+    let ty = &col.data_type;
+    if is_null_literal(value) {
+        out.push_str("NULL");
+        return;
+    }
+    match value {
+        Value::Null => out.push_str("NULL"),
+        Value::EmptyLob => out.push_str(match ty {
+            ColumnType::Blob => "EMPTY_BLOB()",
+            _ => "EMPTY_CLOB()",
+        }),
+        Value::Unsupported | Value::Unavailable => out.push_str("Unsupported Type"),
+        Value::Number(d) => write_quoted(out, &number_text(*d)),
+        Value::BinaryFloat(f) => write_quoted(out, &binary_float_text(*f)),
+        Value::BinaryDouble(f) => write_quoted(out, &binary_double_text(*f)),
+        Value::Text(s) if is_national(ty) => out.push_str(&unistr(s)),
+        Value::Text(s) => write_quoted(out, s),
+        Value::Raw(b) => {
+            out.push_str("HEXTORAW('");
+            write_hex(out, b);
+            out.push_str("')");
         }
-        Value::TimestampLtz(t) => format!("TO_TIMESTAMP_TZ('{}')", timestamp_text(t)),
-        Value::IntervalYm(m) => format!(
-            "TO_YMINTERVAL('{}')",
-            interval_ym_text(*m, col.precision.unwrap_or(2))
-        ),
-        Value::IntervalDs(n) => format!(
-            "TO_DSINTERVAL('{}')",
-            interval_ds_text(
-                *n,
-                col.precision.unwrap_or(2),
-                col.scale.map(|s| s.max(0) as u16).unwrap_or(6)
-            )
-        ),
-        Value::RowId(r) => quote(r),
+        Value::Date(t) => {
+            out.push_str("TO_DATE('");
+            write_date_part(out, t);
+            out.push_str("', 'YYYY-MM-DD HH24:MI:SS')");
+        }
+        Value::Timestamp(t) => {
+            out.push_str("TO_TIMESTAMP('");
+            write_date_part(out, t);
+            write_fraction(out, t.nanos);
+            out.push_str("')");
+        }
+        Value::TimestampTz(t, zone) => {
+            out.push_str("TO_TIMESTAMP_TZ('");
+            write_date_part(out, t);
+            write_fraction(out, t.nanos);
+            let _ = write!(out, " {}')", zone_text(zone));
+        }
+        Value::TimestampLtz(t) => {
+            out.push_str("TO_TIMESTAMP_TZ('");
+            write_date_part(out, t);
+            write_fraction(out, t.nanos);
+            out.push_str("')");
+        }
+        Value::IntervalYm(m) => {
+            let _ = write!(
+                out,
+                "TO_YMINTERVAL('{}')",
+                interval_ym_text(*m, col.precision.unwrap_or(2))
+            );
+        }
+        Value::IntervalDs(n) => {
+            let _ = write!(
+                out,
+                "TO_DSINTERVAL('{}')",
+                interval_ds_text(
+                    *n,
+                    col.precision.unwrap_or(2),
+                    col.scale.map(|s| s.max(0) as u16).unwrap_or(6)
+                )
+            );
+        }
+        Value::RowId(r) => write_quoted(out, r),
     }
 }
 
@@ -240,12 +317,20 @@ fn zone_text(zone: &TimeZone) -> String {
 /// The literal of a STATUS 2 row (the dictionary no longer matches the redo): the column's
 /// stored bytes as `HEXTORAW('…')`, NULL as NULL.
 pub fn generic_literal(col: &ColumnDef, value: &Value) -> String {
+    let mut out = String::new();
+    write_generic_literal(&mut out, col, value);
+    out
+}
+
+fn write_generic_literal(out: &mut String, col: &ColumnDef, value: &Value) {
     match value {
-        Value::Null => "NULL".to_owned(),
-        Value::Text(s) if s.is_empty() => "NULL".to_owned(),
-        Value::Raw(b) if b.is_empty() => "NULL".to_owned(),
-        Value::EmptyLob | Value::Unsupported | Value::Unavailable => literal(col, value),
-        other => format!("HEXTORAW('{}')", hex(&stored_bytes(&col.data_type, other))),
+        _ if is_null_literal(value) => out.push_str("NULL"),
+        Value::EmptyLob | Value::Unsupported | Value::Unavailable => write_literal(out, col, value),
+        other => {
+            out.push_str("HEXTORAW('");
+            write_hex(out, &stored_bytes(&col.data_type, other));
+            out.push_str("')");
+        }
     }
 }
 
@@ -397,17 +482,19 @@ pub enum Naming {
 /// One column of a statement: its definition and value.
 pub type ColVal<'a> = (&'a ColumnDef, &'a Value);
 
-fn col_name(naming: Naming, col: &ColumnDef) -> String {
+fn write_col_name(out: &mut String, naming: Naming, col: &ColumnDef) {
     match naming {
-        Naming::Dictionary => quote_identifier(&col.name),
-        Naming::Generic => format!("\"COL {}\"", col.position),
+        Naming::Dictionary => out.push_str(&quote_identifier(&col.name)),
+        Naming::Generic => {
+            let _ = write!(out, "\"COL {}\"", col.position);
+        }
     }
 }
 
-fn lit(naming: Naming, col: &ColumnDef, value: &Value) -> String {
+fn write_lit(out: &mut String, naming: Naming, col: &ColumnDef, value: &Value) {
     match naming {
-        Naming::Dictionary => literal(col, value),
-        Naming::Generic => generic_literal(col, value),
+        Naming::Dictionary => write_literal(out, col, value),
+        Naming::Generic => write_generic_literal(out, col, value),
     }
 }
 
@@ -418,14 +505,14 @@ pub fn insert(target: &str, naming: Naming, cols: &[ColVal<'_>]) -> String {
         if i > 0 {
             out.push(',');
         }
-        out.push_str(&col_name(naming, col));
+        write_col_name(&mut out, naming, col);
     }
     out.push_str(") values (");
     for (i, (col, value)) in cols.iter().enumerate() {
         if i > 0 {
             out.push(',');
         }
-        out.push_str(&lit(naming, col, value));
+        write_lit(&mut out, naming, col, value);
     }
     out.push(')');
     out
@@ -434,20 +521,19 @@ pub fn insert(target: &str, naming: Naming, cols: &[ColVal<'_>]) -> String {
 fn where_clause(out: &mut String, naming: Naming, cols: &[ColVal<'_>]) {
     for (i, (col, value)) in cols.iter().enumerate() {
         out.push_str(if i == 0 { " where " } else { " and " });
-        out.push_str(&col_name(naming, col));
-        let text = lit(naming, col, value);
-        if text == "NULL" {
+        write_col_name(out, naming, col);
+        if is_null_literal(value) {
             out.push_str(" IS NULL");
         } else {
             out.push_str(" = ");
-            out.push_str(&text);
+            write_lit(out, naming, col, value);
         }
     }
 }
 
 fn rowid_clause(out: &mut String, rowid: &str) {
     out.push_str(" where ROWID = ");
-    out.push_str(&quote(rowid));
+    write_quoted(out, rowid);
 }
 
 /// `update "O"."T" set "C" = 'v', "D" = NULL where "K" = '1' and "E" IS NULL`; with a ROWID,
@@ -464,9 +550,9 @@ pub fn update(
         if i > 0 {
             out.push_str(", ");
         }
-        out.push_str(&col_name(naming, col));
+        write_col_name(&mut out, naming, col);
         out.push_str(" = ");
-        out.push_str(&lit(naming, col, value));
+        write_lit(&mut out, naming, col, value);
     }
     match rowid {
         Some(r) => rowid_clause(&mut out, r),
@@ -528,7 +614,7 @@ pub fn lob_block(
         out.push_str(" loc_c CLOB; \n buf_c VARCHAR2(32767);\n");
     }
     out.push_str(" amt NUMBER; \nBEGIN\n select ");
-    out.push_str(&col_name(naming, column));
+    write_col_name(&mut out, naming, column);
     let _ = write!(out, " into {loc} from {target}");
     where_clause(&mut out, naming, filter);
     out.push_str(" for update;\n");
@@ -539,10 +625,11 @@ pub fn lob_block(
                 Value::Raw(b) => b.len(),
                 _ => 0,
             };
+            let _ = write!(out, " {buf} := ");
+            write_lit(&mut out, naming, column, data);
             let _ = write!(
                 out,
-                " {buf} := {};\n  dbms_lob.write({loc}, {amount}, {offset}, {buf});\n",
-                lit(naming, column, data)
+                ";\n  dbms_lob.write({loc}, {amount}, {offset}, {buf});\n"
             );
         }
         LobAction::Trim { length } => {
@@ -704,7 +791,11 @@ mod tests {
 
     #[test]
     fn oracle_numbers() {
-        let b = |s: &str| hex(&oracle_number_bytes(Decimal::parse(s).unwrap()));
+        let b = |s: &str| {
+            let mut out = String::new();
+            write_hex(&mut out, &oracle_number_bytes(Decimal::parse(s).unwrap()));
+            out
+        };
         assert_eq!(b("4000"), "c229");
         assert_eq!(b("40"), "c129");
         assert_eq!(b("0"), "80");

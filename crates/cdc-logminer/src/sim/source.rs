@@ -636,7 +636,18 @@ impl RedoSource for SimSource {
                 if skip_below.is_some_and(|bound| placed.rs_id < bound) {
                     continue;
                 }
-                rows.extend(self.db.render(placed, db_log.thread));
+                // a data row the query's filter drops needs no SQL_REDO: a stub with what
+                // the filter reads keeps every count and position the same
+                match self
+                    .db
+                    .filtered_stub(placed, db_log.thread, &|con, object, user, lob| {
+                        (!lob || query.lob_rows)
+                            && objects.contains(&(con, object))
+                            && !excluded.contains(user)
+                    }) {
+                    Some(stub) => rows.push(stub),
+                    None => rows.extend(self.db.render(placed, db_log.thread)),
+                }
             }
         }
         // LogMiner merges threads by SCN; within a thread the order is the log's

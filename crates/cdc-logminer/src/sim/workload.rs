@@ -6,7 +6,7 @@
 
 use std::collections::BTreeMap;
 
-use cdc_core::{ColumnDef, ColumnType, Decimal, OracleDateTime, TimeZone, Value};
+use cdc_core::{ColumnDef, ColumnType, Decimal, OracleDateTime, TableId, TimeZone, Value};
 use serde::{Deserialize, Serialize};
 
 use super::SimError;
@@ -329,20 +329,21 @@ impl RandomWorkload {
 
     fn pick_table(&mut self, db: &SimDatabase, session: &str) -> String {
         let con = db.session_con(session).unwrap_or(0);
-        let names: Vec<String> = db
+        let live: Vec<&TableId> = db
             .containers
             .get(con)
             .map(|c| {
                 c.tables
                     .iter()
                     .filter(|t| !t.dropped)
-                    .map(|t| format!("{}.{}", t.id.owner, t.id.table))
+                    .map(|t| &t.id)
                     .collect()
             })
             .unwrap_or_default();
+        // the same draw as picking from the list of names, without formatting every name
         self.rng
-            .pick(&names)
-            .cloned()
+            .pick(&live)
+            .map(|id| format!("{}.{}", id.owner, id.table))
             .unwrap_or_else(|| "APP.CUSTOMERS".into())
     }
 
@@ -386,9 +387,7 @@ impl RandomWorkload {
         if choice == 0 || free_count == 0 {
             return self.dml_insert(db, session, table);
         }
-        let mut rows = vec![RowSel::RowId(nth_free(
-            self.rng.below(free_count as u64),
-        ))];
+        let mut rows = vec![RowSel::RowId(nth_free(self.rng.below(free_count as u64)))];
         if free_count > 1 && self.rng.chance(self.config.multi_row_rate) {
             let other = nth_free(self.rng.below(free_count as u64));
             if RowSel::RowId(other.clone()) != rows[0] {
@@ -398,7 +397,7 @@ impl RandomWorkload {
         let (layout, key, partitioned) =
             match db.containers.get(t.0).and_then(|c| c.tables.get(t.1)) {
                 Some(tb) => (
-                    tb.layout().cloned(),
+                    tb.shared_layout(),
                     tb.layout().map(|l| l.key.clone()).unwrap_or_default(),
                     matches!(tb.organization, Organization::Range { .. }),
                 ),
@@ -477,7 +476,7 @@ impl RandomWorkload {
         let Some(tb) = db.containers.get(t.0).and_then(|c| c.tables.get(t.1)) else {
             return Ok(());
         };
-        let Some(layout) = tb.layout().cloned() else {
+        let Some(layout) = tb.shared_layout() else {
             return Ok(());
         };
         let partition_bound = tb.partitions.last().and_then(|p| p.less_than);
