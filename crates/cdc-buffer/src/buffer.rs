@@ -551,6 +551,25 @@ impl TransactionBuffer {
         Ok(())
     }
 
+    /// Notes a change the caller holds back for a moment (it will be appended, merged with
+    /// the row that follows, before the transaction ends): the transaction exists and pins the
+    /// restart position from that change on, exactly as if it had been appended.
+    pub fn pin_change(&mut self, key: ConXid, scn: Scn, addr: RedoAddr) -> Result<(), BufferError> {
+        self.check_usable()?;
+        let Some(key) = self.resolve(key, "change") else {
+            return Ok(());
+        };
+        if !self.transactions.contains_key(&key) {
+            let txn = self.new_txn(key, None);
+            self.transactions.insert(key, txn);
+        }
+        if let Some(txn) = self.transactions.get_mut(&key) {
+            txn.note_row(scn, addr);
+            txn.first_change.get_or_insert((scn, addr));
+        }
+        Ok(())
+    }
+
     /// Appends a change (in redo order within its transaction). May spill transactions to
     /// bring the heap back within the budget.
     pub fn append(&mut self, key: ConXid, event: ChangeEvent) -> Result<(), BufferError> {

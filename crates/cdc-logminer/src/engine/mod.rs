@@ -45,8 +45,8 @@ use cdc_core::change::CommitInfo;
 use cdc_core::config::CdcConfig;
 use cdc_core::ora::OraCode;
 use cdc_core::{
-    CdcCode, CdcError, ChangeEvent, ConId, ConXid, MinedRow, ObjectId, Operation, RedoAddr, Scn,
-    TableId, TableLayout,
+    CdcCode, CdcError, ChangeEvent, ChangeOp, ConId, ConXid, MinedRow, ObjectId, Operation,
+    RedoAddr, RowChange, Scn, TableId, TableLayout, Value,
 };
 use cdc_offset::rules::{RecordPlace, RedoMark, record_resume, resume_candidate};
 use cdc_offset::{DbIdentity, LastCommit, Position, ResumePoint, SkipDecision, SkipRule};
@@ -477,6 +477,9 @@ pub struct CaptureEngine<S: RedoSource> {
     first_start: Option<cdc_offset::FirstStart>,
     /// START SCNs of transactions whose START row was mined (first-start rule).
     start_scns: HashMap<ConXid, Scn>,
+    /// INSERTs of rows with LOB locators (ROW_ID `AAAAAAAAAAAAAAAAAA`), held until their
+    /// transaction's next data row: the locator UPDATE of the same row merges into them.
+    held_lob_inserts: HashMap<ConXid, ChangeEvent>,
     last_record_ms: u64,
     orphans: OrphanDetector,
     backoff: Backoff,
@@ -549,6 +552,7 @@ impl<S: RedoSource> CaptureEngine<S> {
             session_started_ms: None,
             position,
             start_scns: HashMap::new(),
+            held_lob_inserts: HashMap::new(),
             last_record_ms: now,
             remines: 0,
             metrics: EngineMetrics::default(),
@@ -868,6 +872,23 @@ impl<S: RedoSource> CaptureEngine<S> {
             return Ok(0);
         }
         let key = row.con_xid();
+        if let Some(held) = self.held_lob_inserts.remove(&key) {
+            if let (Operation::Update, false, Ok(Decoded::Change(update))) =
+                (row.operation, row.rollback, &decoded)
+                && let Some(merged) = merge_locator_update(&held, update)
+            {
+                self.buffer.append(key, merged)?;
+                self.metrics.events_applied += 1;
+                return Ok(0);
+            }
+            if is_lob_row(row.operation) {
+                // LOB rows of the value being inserted come between the two
+                self.held_lob_inserts.insert(key, held);
+            } else {
+                self.buffer.append(key, held)?;
+                self.metrics.events_applied += 1;
+            }
+        }
         match row.operation {
             Operation::Start => {
                 self.start_scns.insert(key, row.scn);
@@ -927,6 +948,21 @@ impl<S: RedoSource> CaptureEngine<S> {
                         return Ok(0);
                     }
                     let addr = self.row_addr(row)?;
+                    if change.op == ChangeOp::Insert
+                        && change.row_id.as_deref() == Some(LOB_LOCATOR_ROWID)
+                    {
+                        // the row's LOB values and real ROWID come in the UPDATE that follows
+                        self.buffer.pin_change(key, row.scn, addr)?;
+                        self.held_lob_inserts.insert(
+                            key,
+                            ChangeEvent {
+                                scn: row.scn,
+                                addr,
+                                change,
+                            },
+                        );
+                        return Ok(0);
+                    }
                     self.buffer.append(
                         key,
                         ChangeEvent {
@@ -1256,6 +1292,7 @@ impl<S: RedoSource> CaptureEngine<S> {
         let mut records = 0;
         let discards = check_age(self.settings.age, now, self.txn_facts())?;
         for discard in discards {
+            self.held_lob_inserts.remove(&discard.key);
             self.buffer.release(discard.key)?;
             self.position.released_xids = self.buffer.ledger().clone();
             let dlq = DlqRecord {
@@ -1291,6 +1328,7 @@ impl<S: RedoSource> CaptureEngine<S> {
             let facts = self.txn_facts();
             let check = self.orphans.check(now, mined_to, &snapshot, facts)?;
             for release in check.releases {
+                self.held_lob_inserts.remove(&release.key);
                 self.buffer.release(release.key)?;
                 self.position.released_xids = self.buffer.ledger().clone();
                 self.emit_between(sink, RecordKind::Ops(release.ops_event))?;
@@ -1578,6 +1616,72 @@ fn initial_cursor<S: RedoSource>(
         log_seq,
         mined_to: None,
     })
+}
+
+/// The ROW_ID LogMiner puts on the INSERT of a row with LOB locators; the UPDATE that follows
+/// writes the LOB values with the row's real ROWID (`reference/logminer-facts.md` §3 "LOBs").
+const LOB_LOCATOR_ROWID: &str = "AAAAAAAAAAAAAAAAAA";
+
+/// LOB rows (locator select, writes, trims, erases) and INTERNAL rows.
+fn is_lob_row(operation: Operation) -> bool {
+    matches!(
+        operation,
+        Operation::Internal
+            | Operation::SelLobLocator
+            | Operation::LobWrite
+            | Operation::LobTrim
+            | Operation::LobErase
+    )
+}
+
+/// The INSERT with the locator UPDATE folded in, when `update` is that UPDATE: same table
+/// and schema version, its WHERE values those of the inserted row, and it changes nothing but
+/// the columns the INSERT showed as `EMPTY_CLOB()`/`EMPTY_BLOB()`. One row inserted is one
+/// change, as the database made it; the change takes the real ROWID.
+fn merge_locator_update(held: &ChangeEvent, update: &RowChange) -> Option<ChangeEvent> {
+    let insert = &held.change;
+    if update.op != ChangeOp::Update
+        || update.table != insert.table
+        || update.schema_version != insert.schema_version
+    {
+        return None;
+    }
+    let inserted = insert.after.as_ref()?;
+    let value_of = |column: u16| {
+        inserted
+            .iter()
+            .find(|c| c.column == column)
+            .map(|c| &c.value)
+    };
+    let same_row = update
+        .before
+        .as_ref()?
+        .iter()
+        .all(|c| value_of(c.column) == Some(&c.value));
+    let only_locators = update
+        .after
+        .as_ref()?
+        .iter()
+        .all(|c| match value_of(c.column) {
+            Some(Value::EmptyLob) => true,
+            Some(v) => *v == c.value,
+            None => false,
+        });
+    if !same_row || !only_locators {
+        return None;
+    }
+    let mut merged = held.clone();
+    if let (Some(after), Some(written)) = (merged.change.after.as_mut(), update.after.as_ref()) {
+        for column in after.iter_mut() {
+            if column.value == Value::EmptyLob
+                && let Some(w) = written.iter().find(|w| w.column == column.column)
+            {
+                column.value = w.value.clone();
+            }
+        }
+    }
+    merged.change.row_id = update.row_id.clone();
+    Some(merged)
 }
 
 #[cfg(test)]
