@@ -759,7 +759,7 @@ impl RecordSink for BuildSink {
                     .map(|h| (h.name.len() + h.value.len()) as u64)
                     .sum::<u64>();
                 self.shape.headers += r.headers.len() as u64;
-                *self.shape.topics.entry(r.topic.clone()).or_default() += 1;
+                *self.shape.topics.entry(r.topic.to_string()).or_default() += 1;
             }
         }
         Ok(())
