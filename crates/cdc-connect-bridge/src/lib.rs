@@ -18,7 +18,7 @@
 //!     │              └─ delete ─► + tombstone; key-changing update ─► d + tombstone + c
 //!     ├─ Heartbeat / Ops / Dlq ─► side topic records (no column values)
 //!     ▼
-//!  KafkaRecord { topic, key, value, headers, offset: {partition, offset}, commits_offset }
+//!  KafkaRecord { topic, key, value, headers, position, commits_offset }
 //! ```
 //!
 //! `docs/records.md` documents the format; `tests/golden/` pins it byte for byte.
