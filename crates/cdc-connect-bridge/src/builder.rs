@@ -18,7 +18,8 @@ use crate::settings::RecordSettings;
 use crate::side::{SideSchemas, dlq_key, dlq_value, heartbeat_value, ops_value, server_key};
 use crate::topic::TopicOwners;
 use crate::value::{
-    TableFormat, envelope_payload, has_all, key_changed, source_block, transaction_block,
+    EnvelopeParts, TableFormat, change_value, commit_times, has_all, key_changed, write_source,
+    write_transaction,
 };
 
 /// The source offset of a record: the Connect partition `{"server": <prefix>}` and the
@@ -41,19 +42,30 @@ impl SourceOffset {
 /// One record for Kafka.
 #[derive(Debug, Clone, PartialEq)]
 pub struct KafkaRecord {
-    pub topic: String,
+    /// Shared by the records of a table version (one allocation per table, not per record).
+    pub topic: Arc<str>,
     /// `None`: a null key (`cdc.key.missing=none`).
     pub key: Option<Vec<u8>>,
     /// `None`: a tombstone.
     pub value: Option<Vec<u8>>,
     pub headers: Vec<Header>,
-    /// The engine record's position, on every Kafka record made from it.
-    pub offset: Arc<SourceOffset>,
+    /// The engine record's position, on every Kafka record made from it. Its Connect form
+    /// ([`KafkaRecord::source_offset`]) is built only when asked for: the worker commits
+    /// positions, not offset maps.
+    pub position: Arc<Position>,
     /// Whether acknowledging this record may commit `offset`. One change can become several
     /// Kafka records (a delete and its tombstone; a key-changing update as delete, tombstone
     /// and create); only the last of them commits, so a restart after an acknowledged delete
     /// whose tombstone was lost sends both again.
     pub commits_offset: bool,
+}
+
+impl KafkaRecord {
+    /// The record's source offset as Kafka Connect stores it, under the partition
+    /// `{"server": server}` (`server`: the topic prefix).
+    pub fn source_offset(&self, server: &str) -> SourceOffset {
+        SourceOffset::of(server, &self.position)
+    }
 }
 
 /// What a record needs beyond the engine record.
@@ -113,7 +125,7 @@ impl RecordBuilder {
         context: RecordContext,
         out: &mut Vec<KafkaRecord>,
     ) -> Result<(), BridgeError> {
-        let offset = Arc::new(SourceOffset::of(&self.settings.server, &record.position));
+        let position = Arc::new(record.position.clone());
         let resume_scn = record.position.resume.scn;
         let server = self.settings.server.clone();
         let side = |topic: &str,
@@ -121,11 +133,11 @@ impl RecordBuilder {
                     key: Json,
                     value_schema: &PreparedSchema,
                     value: Json| KafkaRecord {
-            topic: topic.to_owned(),
+            topic: Arc::from(topic),
             key: Some(envelope(key_schema, &key, self.settings.key_schemas)),
             value: Some(envelope(value_schema, &value, self.settings.value_schemas)),
             headers: Vec::new(),
-            offset: Arc::clone(&offset),
+            position: Arc::clone(&position),
             commits_offset: true,
         };
         match &record.kind {
@@ -133,7 +145,7 @@ impl RecordBuilder {
                 let format = self.format(&change.layout)?;
                 let order = self.order.next(change);
                 let start = out.len();
-                let result = self.change_records(&format, change, order, &offset, context, out);
+                let result = self.change_records(&format, change, order, &position, context, out);
                 if result.is_err() {
                     out.truncate(start);
                 }
@@ -213,7 +225,7 @@ impl RecordBuilder {
         format: &TableFormat,
         change: &ChangeRecord,
         order: crate::order::EventOrder,
-        offset: &Arc<SourceOffset>,
+        position: &Arc<Position>,
         context: RecordContext,
         out: &mut Vec<KafkaRecord>,
     ) -> Result<(), BridgeError> {
@@ -224,11 +236,19 @@ impl RecordBuilder {
         let row_id = row.row_id.as_deref();
         let commit = &change.commit;
         let headers = change_headers(change, context.split);
-        let source = source_block(s, commit, change);
-        let transaction = transaction_block(commit, order);
+        // the value's parts are written once as JSON text, and copied into each record
+        let mut source = Vec::with_capacity(512);
+        write_source(&mut source, s, commit, change);
+        let mut transaction = Vec::with_capacity(64);
+        write_transaction(&mut transaction, commit, order);
+        let times = commit_times(commit.commit_time.as_ref());
         let image = |img: Option<&Vec<cdc_core::change::ColumnValue>>| match img {
-            Some(img) => format.image(img, placeholder),
-            None => Ok(Json::Null),
+            Some(img) => {
+                let mut text = Vec::with_capacity(32 * format.fields.len() + 2);
+                format.write_image(&mut text, img, placeholder)?;
+                Ok::<_, BridgeError>(Some(text))
+            }
+            None => Ok(None),
         };
         let key_bytes = |key: &Json| -> Option<Vec<u8>> {
             match &format.key_schema {
@@ -236,14 +256,26 @@ impl RecordBuilder {
                 _ => None,
             }
         };
-        let value_bytes =
-            |payload: &Json| Some(envelope(&format.envelope_schema, payload, s.value_schemas));
+        let value_schema = s.value_schemas.then_some(&format.envelope_schema);
+        let value_bytes = |before: &Option<Vec<u8>>, after: &Option<Vec<u8>>, op: &str| {
+            Some(change_value(
+                value_schema,
+                &EnvelopeParts {
+                    before: before.as_deref(),
+                    after: after.as_deref(),
+                    source: &source,
+                    op,
+                    times,
+                    transaction: &transaction,
+                },
+            ))
+        };
         let record = |key: &Option<Vec<u8>>, value: Option<Vec<u8>>| KafkaRecord {
-            topic: format.topic.clone(),
+            topic: Arc::clone(&format.topic),
             key: key.clone(),
             value,
             headers: headers.clone(),
-            offset: Arc::clone(offset),
+            position: Arc::clone(position),
             commits_offset: false,
         };
         let tombstones = s.tombstones_on_delete && !matches!(format.key, KeyPlan::None);
@@ -251,28 +283,14 @@ impl RecordBuilder {
         match row.op {
             ChangeOp::Insert => {
                 let key = format.key_payload(row.after.as_deref(), row_id, scn, placeholder)?;
-                let payload = envelope_payload(
-                    Json::Null,
-                    image(row.after.as_ref())?,
-                    source,
-                    "c",
-                    commit,
-                    transaction,
-                );
-                out.push(record(&key_bytes(&key), value_bytes(&payload)));
+                let after = image(row.after.as_ref())?;
+                out.push(record(&key_bytes(&key), value_bytes(&None, &after, "c")));
             }
             ChangeOp::Delete => {
                 let key = format.key_payload(row.before.as_deref(), row_id, scn, placeholder)?;
-                let payload = envelope_payload(
-                    image(row.before.as_ref())?,
-                    Json::Null,
-                    source,
-                    "d",
-                    commit,
-                    transaction,
-                );
+                let before = image(row.before.as_ref())?;
                 let key = key_bytes(&key);
-                out.push(record(&key, value_bytes(&payload)));
+                out.push(record(&key, value_bytes(&before, &None, "d")));
                 if tombstones {
                     out.push(record(&key, None));
                 }
@@ -295,26 +313,20 @@ impl RecordBuilder {
                     // both under the change's event index
                     Some(old) if key_changed(&old, &after_key) => {
                         let old = key_bytes(&old);
-                        let delete = envelope_payload(
-                            before,
-                            Json::Null,
-                            source.clone(),
-                            "d",
-                            commit,
-                            transaction.clone(),
-                        );
-                        out.push(record(&old, value_bytes(&delete)));
+                        out.push(record(&old, value_bytes(&before, &None, "d")));
                         if tombstones {
                             out.push(record(&old, None));
                         }
-                        let create =
-                            envelope_payload(Json::Null, after, source, "c", commit, transaction);
-                        out.push(record(&key_bytes(&after_key), value_bytes(&create)));
+                        out.push(record(
+                            &key_bytes(&after_key),
+                            value_bytes(&None, &after, "c"),
+                        ));
                     }
                     _ => {
-                        let payload =
-                            envelope_payload(before, after, source, "u", commit, transaction);
-                        out.push(record(&key_bytes(&after_key), value_bytes(&payload)));
+                        out.push(record(
+                            &key_bytes(&after_key),
+                            value_bytes(&before, &after, "u"),
+                        ));
                     }
                 }
             }

@@ -8,6 +8,8 @@
 
 use serde_json::{Map, Value as Json};
 
+use crate::json;
+
 /// A Connect schema type.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SchemaType {
@@ -205,17 +207,18 @@ impl PreparedSchema {
 /// The bytes of one record key or value: `{"schema":…,"payload":…}` when `with_schema`, the
 /// payload alone otherwise.
 pub fn envelope(schema: &PreparedSchema, payload: &Json, with_schema: bool) -> Vec<u8> {
-    let payload = payload.to_string();
     if !with_schema {
-        return payload.into_bytes();
+        let mut out = Vec::with_capacity(64);
+        json::push_json(&mut out, payload);
+        return out;
     }
-    let mut out = String::with_capacity(schema.json.len() + payload.len() + 24);
-    out.push_str("{\"schema\":");
-    out.push_str(&schema.json);
-    out.push_str(",\"payload\":");
-    out.push_str(&payload);
-    out.push('}');
-    out.into_bytes()
+    let mut out = Vec::with_capacity(schema.json.len() + 88);
+    out.extend_from_slice(b"{\"schema\":");
+    out.extend_from_slice(schema.json.as_bytes());
+    out.extend_from_slice(b",\"payload\":");
+    json::push_json(&mut out, payload);
+    out.push(b'}');
+    out
 }
 
 #[cfg(test)]

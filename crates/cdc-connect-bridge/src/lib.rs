@@ -18,7 +18,7 @@
 //!     │              └─ delete ─► + tombstone; key-changing update ─► d + tombstone + c
 //!     ├─ Heartbeat / Ops / Dlq ─► side topic records (no column values)
 //!     ▼
-//!  KafkaRecord { topic, key, value, headers, offset: {partition, offset}, commits_offset }
+//!  KafkaRecord { topic, key, value, headers, position, commits_offset }
 //! ```
 //!
 //! `docs/records.md` documents the format; `tests/golden/` pins it byte for byte.
@@ -31,6 +31,7 @@ pub mod control;
 pub mod demo;
 pub mod error;
 pub mod headers;
+pub mod json;
 pub mod key;
 pub mod metrics;
 pub mod names;
@@ -52,5 +53,5 @@ pub use key::KeyPlan;
 pub use order::{EventOrder, TransactionOrder};
 pub use settings::RecordSettings;
 pub use topic::{SideTopics, table_topic};
-pub use types::{FieldKind, field_kind, render};
+pub use types::{FieldKind, field_kind, render, write_rendered};
 pub use value::TableFormat;

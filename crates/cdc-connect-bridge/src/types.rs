@@ -13,8 +13,8 @@ use cdc_core::table::{ColumnDef, ColumnType};
 use cdc_core::value::{Decimal, OracleDateTime, TimeZone, Value};
 use serde_json::{Map, Number, Value as Json};
 
-use crate::base64;
 use crate::connect::{Schema, SchemaType};
+use crate::{base64, json};
 
 /// `io.debezium.time.MicroDuration` counts a month as 365.25 / 12 days.
 pub const MICROS_PER_MONTH: i128 = 2_629_800_000_000;
@@ -201,8 +201,60 @@ const WRONG_TYPE: RenderError = "the change carries a value of another type than
 /// The JSON payload of one value. `placeholder` stands for a value the redo does not carry
 /// (`cdc.unavailable.placeholder`; a bytes field gets its UTF-8 bytes).
 pub fn render(kind: FieldKind, value: &Value, placeholder: &str) -> Result<Json, RenderError> {
+    scalar(kind, value, placeholder).map(Scalar::into_json)
+}
+
+/// Appends the JSON payload of one value to `out`, byte for byte what [`render`] gives once
+/// serialized, without building it; on error `out` is left as it was.
+pub fn write_rendered(
+    out: &mut Vec<u8>,
+    kind: FieldKind,
+    value: &Value,
+    placeholder: &str,
+) -> Result<(), RenderError> {
+    scalar(kind, value, placeholder).map(|s| s.write(out))
+}
+
+/// One rendered value, before it becomes a `serde_json::Value` or text.
+#[derive(Debug)]
+enum Scalar<'a> {
+    Null,
+    Int(i64),
+    Text(&'a str),
+    Owned(String),
+    /// Floats and structs: `serde_json` writes them.
+    Json(Json),
+}
+
+impl Scalar<'_> {
+    fn into_json(self) -> Json {
+        match self {
+            Scalar::Null => Json::Null,
+            Scalar::Int(n) => Json::from(n),
+            Scalar::Text(s) => Json::from(s),
+            Scalar::Owned(s) => Json::from(s),
+            Scalar::Json(json) => json,
+        }
+    }
+
+    fn write(self, out: &mut Vec<u8>) {
+        match self {
+            Scalar::Null => out.extend_from_slice(b"null"),
+            Scalar::Int(n) => json::push_i64(out, n),
+            Scalar::Text(s) => json::push_str(out, s),
+            Scalar::Owned(s) => json::push_str(out, &s),
+            Scalar::Json(value) => json::push_json(out, &value),
+        }
+    }
+}
+
+fn scalar<'a>(
+    kind: FieldKind,
+    value: &'a Value,
+    placeholder: &'a str,
+) -> Result<Scalar<'a>, RenderError> {
     if value.is_null() {
-        return Ok(Json::Null);
+        return Ok(Scalar::Null);
     }
     match kind {
         FieldKind::Int8 => int(value, i128::from(i8::MIN), i128::from(i8::MAX)),
@@ -214,7 +266,7 @@ pub fn render(kind: FieldKind, value: &Value, placeholder: &str) -> Result<Json,
             let unscaled = d
                 .unscaled_at(scale)
                 .ok_or("a NUMBER value with more decimal places than the column's scale")?;
-            Ok(Json::from(base64::encode(&twos_complement(unscaled))))
+            Ok(Scalar::Owned(base64::encode(&twos_complement(unscaled))))
         }
         FieldKind::VariableScaleDecimal => {
             let (scale, unscaled) = variable_scale(number(value)?);
@@ -224,56 +276,56 @@ pub fn render(kind: FieldKind, value: &Value, placeholder: &str) -> Result<Json,
                 "value".into(),
                 Json::from(base64::encode(&twos_complement(unscaled))),
             );
-            Ok(Json::Object(map))
+            Ok(Scalar::Json(Json::Object(map)))
         }
-        FieldKind::DecimalString => Ok(Json::from(number(value)?.to_plain_string())),
-        FieldKind::DecimalDouble => Ok(float64(number(value)?.to_f64())),
+        FieldKind::DecimalString => Ok(Scalar::Owned(number(value)?.to_plain_string())),
+        FieldKind::DecimalDouble => Ok(Scalar::Json(float64(number(value)?.to_f64()))),
         FieldKind::Float32 => match value {
-            Value::BinaryFloat(f) => Ok(float32(*f)),
+            Value::BinaryFloat(f) => Ok(Scalar::Json(float32(*f))),
             _ => Err(WRONG_TYPE),
         },
         FieldKind::Float64 => match value {
-            Value::BinaryDouble(f) => Ok(float64(*f)),
-            Value::BinaryFloat(f) => Ok(float32(*f)),
+            Value::BinaryDouble(f) => Ok(Scalar::Json(float64(*f))),
+            Value::BinaryFloat(f) => Ok(Scalar::Json(float32(*f))),
             _ => Err(WRONG_TYPE),
         },
         FieldKind::Text | FieldKind::Opaque => match value {
-            Value::Text(s) | Value::RowId(s) => Ok(Json::from(s.as_str())),
-            Value::EmptyLob => Ok(Json::from("")),
-            Value::Unavailable | Value::Unsupported => Ok(Json::from(placeholder)),
+            Value::Text(s) | Value::RowId(s) => Ok(Scalar::Text(s.as_str())),
+            Value::EmptyLob => Ok(Scalar::Text("")),
+            Value::Unavailable | Value::Unsupported => Ok(Scalar::Text(placeholder)),
             _ => Err(WRONG_TYPE),
         },
         FieldKind::Bytes => match value {
-            Value::Raw(bytes) => Ok(Json::from(base64::encode(bytes))),
-            Value::EmptyLob => Ok(Json::from("")),
+            Value::Raw(bytes) => Ok(Scalar::Owned(base64::encode(bytes))),
+            Value::EmptyLob => Ok(Scalar::Text("")),
             Value::Unavailable | Value::Unsupported => {
-                Ok(Json::from(base64::encode(placeholder.as_bytes())))
+                Ok(Scalar::Owned(base64::encode(placeholder.as_bytes())))
             }
             _ => Err(WRONG_TYPE),
         },
-        FieldKind::Timestamp => Ok(Json::from(epoch(value, 1_000_000)?)),
-        FieldKind::MicroTimestamp => Ok(Json::from(epoch(value, 1_000)?)),
-        FieldKind::NanoTimestamp => Ok(Json::from(epoch(value, 1)?)),
+        FieldKind::Timestamp => Ok(Scalar::Int(epoch(value, 1_000_000)?)),
+        FieldKind::MicroTimestamp => Ok(Scalar::Int(epoch(value, 1_000)?)),
+        FieldKind::NanoTimestamp => Ok(Scalar::Int(epoch(value, 1)?)),
         FieldKind::LocalDateTime => match value {
-            Value::Date(dt) | Value::Timestamp(dt) => Ok(Json::from(iso_local(dt))),
+            Value::Date(dt) | Value::Timestamp(dt) => Ok(Scalar::Owned(iso_local(dt))),
             _ => Err(WRONG_TYPE),
         },
         FieldKind::ZonedTimestamp => match value {
-            Value::TimestampTz(dt, zone) => Ok(Json::from(iso_zoned(dt, zone))),
-            Value::TimestampLtz(dt) => Ok(Json::from(iso_zoned(dt, &TimeZone::Offset(0)))),
+            Value::TimestampTz(dt, zone) => Ok(Scalar::Owned(iso_zoned(dt, zone))),
+            Value::TimestampLtz(dt) => Ok(Scalar::Owned(iso_zoned(dt, &TimeZone::Offset(0)))),
             _ => Err(WRONG_TYPE),
         },
         FieldKind::MicroDuration => match value {
-            Value::IntervalYm(months) => {
-                Ok(float64((i128::from(*months) * MICROS_PER_MONTH) as f64))
-            }
+            Value::IntervalYm(months) => Ok(Scalar::Json(float64(
+                (i128::from(*months) * MICROS_PER_MONTH) as f64,
+            ))),
             // sub-microsecond digits are dropped, as MicroDuration does
-            Value::IntervalDs(nanos) => Ok(float64((nanos / 1000) as f64)),
+            Value::IntervalDs(nanos) => Ok(Scalar::Json(float64((nanos / 1000) as f64))),
             _ => Err(WRONG_TYPE),
         },
         FieldKind::IsoDuration => match value {
-            Value::IntervalYm(months) => Ok(Json::from(iso_period(*months))),
-            Value::IntervalDs(nanos) => Ok(Json::from(iso_duration(*nanos))),
+            Value::IntervalYm(months) => Ok(Scalar::Owned(iso_period(*months))),
+            Value::IntervalDs(nanos) => Ok(Scalar::Owned(iso_duration(*nanos))),
             _ => Err(WRONG_TYPE),
         },
     }
@@ -286,7 +338,7 @@ fn number(value: &Value) -> Result<Decimal, RenderError> {
     }
 }
 
-fn int(value: &Value, min: i128, max: i128) -> Result<Json, RenderError> {
+fn int(value: &Value, min: i128, max: i128) -> Result<Scalar<'static>, RenderError> {
     let n = number(value)?
         .unscaled_at(0)
         .ok_or("a NUMBER value with decimal places in an integer column")?;
@@ -294,7 +346,7 @@ fn int(value: &Value, min: i128, max: i128) -> Result<Json, RenderError> {
         return Err("a NUMBER value beyond the column's precision");
     }
     // within i64 by the bounds above
-    Ok(Json::from(n as i64))
+    Ok(Scalar::Int(n as i64))
 }
 
 /// `scale` and unscaled value as Java's `BigDecimal` holds an Oracle NUMBER: integers at scale 0,

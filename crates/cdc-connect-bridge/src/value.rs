@@ -20,12 +20,13 @@ use serde_json::{Map, Value as Json};
 
 use crate::connect::{Field, PreparedSchema, Schema, SchemaType};
 use crate::error::BridgeError;
+use crate::json;
 use crate::key::KeyPlan;
 use crate::names::{adjust_name, adjust_schema_name};
 use crate::order::EventOrder;
 use crate::settings::RecordSettings;
 use crate::topic::table_topic;
-use crate::types::{FieldKind, field_kind, render};
+use crate::types::{FieldKind, field_kind, render, write_rendered};
 
 /// `source.connector`.
 pub const CONNECTOR: &str = "oracle-cdc";
@@ -50,13 +51,15 @@ pub struct ValueField {
 #[derive(Debug, Clone, PartialEq)]
 pub struct TableFormat {
     pub layout: Arc<TableLayout>,
-    pub topic: String,
+    pub topic: Arc<str>,
     /// `<prefix>.[<pdb>.]<schema>.<table>`, adjusted.
     pub schema_name: String,
     /// Value fields in column order; excluded columns (and LOBs under `lob.mode=skip`) have none.
     pub fields: Vec<ValueField>,
     /// Layout column index → index into `fields`.
     field_of_column: Vec<Option<usize>>,
+    /// `"<field name>":` of each field, escaped once for every record's value struct.
+    members: Vec<Vec<u8>>,
     pub key: KeyPlan,
     /// Key field names, in key order (adjusted).
     key_names: Vec<String>,
@@ -193,8 +196,16 @@ impl TableFormat {
         )
         .named(&format!("{schema_name}.Envelope"), Some(1));
         Ok(TableFormat {
-            topic: table_topic(&settings.template, &settings.database, table),
+            topic: Arc::from(table_topic(&settings.template, &settings.database, table)),
             schema_name,
+            members: fields
+                .iter()
+                .map(|f| {
+                    let mut member = Vec::with_capacity(f.name.len() + 3);
+                    json::push_key(&mut member, &f.name);
+                    member
+                })
+                .collect(),
             fields,
             field_of_column,
             key,
@@ -228,6 +239,58 @@ impl TableFormat {
             map.insert(field.name.clone(), value);
         }
         Ok(Json::Object(map))
+    }
+
+    /// Appends the value struct of a row image as JSON text: byte for byte the serialized
+    /// [`TableFormat::image`], with the same errors, written without building it.
+    pub fn write_image(
+        &self,
+        out: &mut Vec<u8>,
+        image: &[ColumnValue],
+        placeholder: &str,
+    ) -> Result<(), BridgeError> {
+        let start = out.len();
+        if self.try_write_image(out, image, placeholder).is_none() {
+            // an unknown column, a value that does not render, or a column given twice: the
+            // tree builder says which error comes first, exactly as before
+            out.truncate(start);
+            let image = self.image(image, placeholder)?;
+            json::push_json(out, &image);
+        }
+        Ok(())
+    }
+
+    /// The value struct written when every column of `image` is known, given once and
+    /// renders; `None` otherwise (`out` then holds a partial struct).
+    fn try_write_image(
+        &self,
+        out: &mut Vec<u8>,
+        image: &[ColumnValue],
+        placeholder: &str,
+    ) -> Option<()> {
+        let mut slots: Vec<Option<&Value>> = vec![None; self.fields.len()];
+        for cv in image {
+            if let Some(f) = (*self.field_of_column.get(usize::from(cv.column))?)
+                && slots.get_mut(f)?.replace(&cv.value).is_some()
+            {
+                return None;
+            }
+        }
+        out.push(b'{');
+        for (i, ((field, member), value)) in
+            self.fields.iter().zip(&self.members).zip(slots).enumerate()
+        {
+            if i > 0 {
+                out.push(b',');
+            }
+            out.extend_from_slice(member);
+            match value {
+                Some(value) => write_rendered(out, field.kind, value, placeholder).ok()?,
+                None => out.extend_from_slice(b"null"),
+            }
+        }
+        out.push(b'}');
+        Some(())
     }
 
     /// The key payload of an image; `Json::Null` for a table without a key.
@@ -365,79 +428,113 @@ pub fn commit_times(time: Option<&OracleDateTime>) -> (i64, i64, i64) {
     )
 }
 
-/// The `source` block of a change.
-pub fn source_block(settings: &RecordSettings, commit: &CommitInfo, change: &ChangeRecord) -> Json {
+/// Appends the `source` block of a change.
+pub fn write_source(
+    out: &mut Vec<u8>,
+    settings: &RecordSettings,
+    commit: &CommitInfo,
+    change: &ChangeRecord,
+) {
+    fn text(out: &mut Vec<u8>, key: &str, value: Option<&str>) {
+        json::push_key(out, key);
+        json::push_opt_str(out, value);
+        out.push(b',');
+    }
+    fn number(out: &mut Vec<u8>, key: &str, value: i64) {
+        json::push_key(out, key);
+        json::push_i64(out, value);
+        out.push(b',');
+    }
     let table = &change.event.change.table;
     let (ts_ms, _, _) = commit_times(commit.commit_time.as_ref());
-    let pdb = commit.pdb.clone().or_else(|| table.pdb.clone());
-    let opt = |s: Option<&str>| s.map_or(Json::Null, Json::from);
-    let mut m = Map::with_capacity(19);
-    m.insert(
-        "version".into(),
-        Json::from(settings.connector_version.as_str()),
-    );
-    m.insert("connector".into(), Json::from(CONNECTOR));
-    m.insert("name".into(), Json::from(settings.server.as_str()));
-    m.insert("ts_ms".into(), Json::from(ts_ms));
-    m.insert("snapshot".into(), Json::from("false"));
-    m.insert(
-        "db".into(),
-        Json::from(pdb.clone().unwrap_or_else(|| settings.database.clone())),
-    );
-    m.insert("sequence".into(), Json::Null);
-    m.insert("schema".into(), Json::from(table.owner.as_str()));
-    m.insert("table".into(), Json::from(table.table.as_str()));
-    m.insert("txId".into(), Json::from(commit.con_xid.xid.to_string()));
-    m.insert("scn".into(), Json::from(change.event.scn.to_string()));
-    m.insert(
-        "commit_scn".into(),
-        Json::from(commit.commit_scn.to_string()),
-    );
-    m.insert(
-        "rs_id".into(),
-        Json::from(change.event.addr.rs_id().to_string()),
-    );
-    m.insert("ssn".into(), Json::from(change.event.addr.ssn()));
-    m.insert("redo_thread".into(), Json::from(commit.thread.0));
-    m.insert("user_name".into(), opt(commit.username.as_deref()));
-    m.insert("row_id".into(), opt(change.event.change.row_id.as_deref()));
-    m.insert("pdb".into(), opt(pdb.as_deref()));
-    m.insert("reselect".into(), Json::Null);
-    Json::Object(m)
+    let pdb = commit.pdb.as_deref().or(table.pdb.as_deref());
+    out.push(b'{');
+    text(out, "version", Some(&settings.connector_version));
+    text(out, "connector", Some(CONNECTOR));
+    text(out, "name", Some(&settings.server));
+    number(out, "ts_ms", ts_ms);
+    text(out, "snapshot", Some("false"));
+    text(out, "db", Some(pdb.unwrap_or(&settings.database)));
+    text(out, "sequence", None);
+    text(out, "schema", Some(&table.owner));
+    text(out, "table", Some(&table.table));
+    text(out, "txId", Some(&commit.con_xid.xid.to_string()));
+    text(out, "scn", Some(&change.event.scn.to_string()));
+    text(out, "commit_scn", Some(&commit.commit_scn.to_string()));
+    text(out, "rs_id", Some(&change.event.addr.rs_id().to_string()));
+    json::push_key(out, "ssn");
+    json::push_u64(out, change.event.addr.ssn());
+    out.push(b',');
+    number(out, "redo_thread", i64::from(commit.thread.0));
+    text(out, "user_name", commit.username.as_deref());
+    text(out, "row_id", change.event.change.row_id.as_deref());
+    text(out, "pdb", pdb);
+    out.extend_from_slice(b"\"reselect\":null}");
 }
 
-/// The `transaction` block.
-pub fn transaction_block(commit: &CommitInfo, order: EventOrder) -> Json {
-    let mut m = Map::with_capacity(3);
-    m.insert("id".into(), Json::from(commit.con_xid.to_string()));
-    m.insert("total_order".into(), Json::from(order.total_order));
-    m.insert(
-        "data_collection_order".into(),
-        Json::from(order.data_collection_order),
-    );
-    Json::Object(m)
+/// Appends the `transaction` block.
+pub fn write_transaction(out: &mut Vec<u8>, commit: &CommitInfo, order: EventOrder) {
+    out.extend_from_slice(b"{\"id\":");
+    json::push_str(out, &commit.con_xid.to_string());
+    out.extend_from_slice(b",\"total_order\":");
+    json::push_u64(out, order.total_order);
+    out.extend_from_slice(b",\"data_collection_order\":");
+    json::push_u64(out, order.data_collection_order);
+    out.push(b'}');
 }
 
-/// The envelope of one change record.
-pub fn envelope_payload(
-    before: Json,
-    after: Json,
-    source: Json,
-    op: &str,
-    commit: &CommitInfo,
-    transaction: Json,
-) -> Json {
-    let (ms, us, ns) = commit_times(commit.commit_time.as_ref());
-    let mut m = Map::with_capacity(8);
-    m.insert("before".into(), before);
-    m.insert("after".into(), after);
-    m.insert("source".into(), source);
-    m.insert("op".into(), Json::from(op));
-    m.insert("ts_ms".into(), Json::from(ms));
-    m.insert("ts_us".into(), Json::from(us));
-    m.insert("ts_ns".into(), Json::from(ns));
-    m.insert("transaction".into(), transaction);
-    Json::Object(m)
+/// The parts of one change's value, each already JSON text.
+#[derive(Debug, Clone, Copy)]
+pub struct EnvelopeParts<'a> {
+    /// The value struct, or `None` for `null`.
+    pub before: Option<&'a [u8]>,
+    pub after: Option<&'a [u8]>,
+    pub source: &'a [u8],
+    pub op: &'a str,
+    /// `ts_ms`, `ts_us`, `ts_ns`.
+    pub times: (i64, i64, i64),
+    pub transaction: &'a [u8],
+}
+
+/// The value bytes of one change: the envelope `{before, after, source, op, ts_ms, ts_us, ts_ns,
+/// transaction}`, inside `{"schema": …, "payload": …}` when `schema` is given.
+pub fn change_value(schema: Option<&PreparedSchema>, parts: &EnvelopeParts<'_>) -> Vec<u8> {
+    const NULL: &[u8] = b"null";
+    let (before, after) = (parts.before.unwrap_or(NULL), parts.after.unwrap_or(NULL));
+    let size = schema.map_or(0, |s| s.json().len() + 24)
+        + before.len()
+        + after.len()
+        + parts.source.len()
+        + parts.transaction.len()
+        + 200;
+    let mut out = Vec::with_capacity(size);
+    if let Some(schema) = schema {
+        out.extend_from_slice(b"{\"schema\":");
+        out.extend_from_slice(schema.json().as_bytes());
+        out.extend_from_slice(b",\"payload\":");
+    }
+    out.extend_from_slice(b"{\"before\":");
+    out.extend_from_slice(before);
+    out.extend_from_slice(b",\"after\":");
+    out.extend_from_slice(after);
+    out.extend_from_slice(b",\"source\":");
+    out.extend_from_slice(parts.source);
+    out.extend_from_slice(b",\"op\":");
+    json::push_str(&mut out, parts.op);
+    let (ms, us, ns) = parts.times;
+    out.extend_from_slice(b",\"ts_ms\":");
+    json::push_i64(&mut out, ms);
+    out.extend_from_slice(b",\"ts_us\":");
+    json::push_i64(&mut out, us);
+    out.extend_from_slice(b",\"ts_ns\":");
+    json::push_i64(&mut out, ns);
+    out.extend_from_slice(b",\"transaction\":");
+    out.extend_from_slice(parts.transaction);
+    out.push(b'}');
+    if schema.is_some() {
+        out.push(b'}');
+    }
+    out
 }
 
 /// Whether two key payloads differ (a key-changing UPDATE).

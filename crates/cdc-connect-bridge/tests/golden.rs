@@ -45,7 +45,7 @@ fn insert_all_types(extra: &[(&str, &str)]) -> String {
         Some("AAAS5bAAEAAAACXAAA"),
     );
     let records = builder.records(&engine_change(change), context()).unwrap();
-    let text = dump(&records);
+    let text = dump(&records, &builder.settings().server);
     assert!(
         !text.contains("do-not-publish"),
         "an excluded value reached a record"
@@ -178,7 +178,7 @@ fn update_delete_and_key_change() {
         assert_eq!(records[2].headers, records[1].headers);
         let commits: Vec<bool> = records.iter().map(|r| r.commits_offset).collect();
         assert_eq!(commits, [true, false, true, false, false, true]);
-        golden(file, &dump(&records));
+        golden(file, &dump(&records, &builder.settings().server));
     }
 }
 
@@ -243,7 +243,10 @@ fn keyless_table_in_rowid_mode_and_split() {
         .append(&engine_change(delete), split, &mut records)
         .unwrap();
     assert_eq!(records.len(), 3);
-    golden("audit_log_rowid_split.txt", &dump(&records));
+    golden(
+        "audit_log_rowid_split.txt",
+        &dump(&records, &builder.settings().server),
+    );
 }
 
 fn side_records(schemas: &str) -> String {
@@ -313,7 +316,7 @@ fn side_records(schemas: &str) -> String {
             .iter()
             .all(|r| r.headers.is_empty() && r.commits_offset)
     );
-    dump(&records)
+    dump(&records, &builder.settings().server)
 }
 
 #[test]

@@ -7,7 +7,9 @@ mod support;
 use cdc_connect_bridge::types::{
     FieldKind, float32, iso_duration, iso_period, render, twos_complement, variable_scale,
 };
-use cdc_connect_bridge::{RecordBuilder, RecordContext, base64, field_kind};
+use cdc_connect_bridge::{
+    RecordBuilder, RecordContext, TableFormat, base64, field_kind, write_rendered,
+};
 use cdc_core::change::{ChangeOp, ColumnValue};
 use cdc_core::config::{DecimalMode, TemporalMode};
 use cdc_core::table::{ColumnDef, ColumnType, TableId};
@@ -407,7 +409,7 @@ fn avro_name_adjustment_and_collisions() {
     ]);
     let f = cdc_connect_bridge::TableFormat::prepare(&unicode, layout).unwrap();
     assert_eq!(f.schema_name, "my_shop.APP._1ST");
-    assert_eq!(f.topic, "my-shop.APP.1ST");
+    assert_eq!(&*f.topic, "my-shop.APP.1ST");
     let names: Vec<&str> = f.fields.iter().map(|f| f.name.as_str()).collect();
     assert_eq!(names, ["ID", "A_u002dB", "A_u005fB"]);
 }
@@ -490,6 +492,67 @@ proptest! {
             let back: serde_json::Value = serde_json::from_str(&json.to_string()).unwrap();
             prop_assert_eq!(back.is_number(), json.is_number());
             prop_assert_eq!(back.is_string(), json.is_string());
+        }
+    }
+
+    /// The text written without a tree is byte for byte the tree's, and fails alike.
+    #[test]
+    fn written_values_are_the_rendered_values_serialized(
+        column in column_type(),
+        value in any_value(),
+        decimal in prop_oneof![Just(DecimalMode::Precise), Just(DecimalMode::String), Just(DecimalMode::Double)],
+        temporal in prop_oneof![Just(TemporalMode::Adaptive), Just(TemporalMode::IsoString)],
+    ) {
+        let kind = field_kind(&column, decimal, temporal);
+        let mut written = b"[".to_vec();
+        let result = write_rendered(&mut written, kind, &value, P);
+        match render(kind, &value, P) {
+            Ok(json) => {
+                prop_assert_eq!(result, Ok(()));
+                prop_assert_eq!(String::from_utf8(written).unwrap(), format!("[{json}"));
+            }
+            Err(error) => {
+                prop_assert_eq!(result, Err(error));
+                prop_assert_eq!(written, b"[".to_vec());
+            }
+        }
+    }
+
+    #[test]
+    fn written_images_are_the_built_images_serialized(
+        values in proptest::collection::vec(any_value(), 27),
+        order in Just(()).prop_perturb(|_, mut rng| {
+            let mut columns: Vec<u16> = (0..30).collect();
+            // shuffled, some left out, some unknown (27..30), sometimes one given twice
+            for i in (1..columns.len()).rev() {
+                columns.swap(i, (rng.next_u32() as usize) % (i + 1));
+            }
+            columns.truncate(20 + (rng.next_u32() as usize) % 10);
+            if rng.next_u32() % 4 == 0 && columns.len() > 1 {
+                columns[1] = columns[0];
+            }
+            columns
+        }),
+        unknown in any::<bool>(),
+    ) {
+        let layout = all_types_layout(TableId::new("APP", "ALL_TYPES"));
+        let format = TableFormat::prepare(&settings(&[]), layout).unwrap();
+        let image: Vec<ColumnValue> = order
+            .iter()
+            .filter(|&&c| unknown || c < 27)
+            .map(|&c| ColumnValue {
+                column: c,
+                value: values.get(usize::from(c)).cloned().unwrap_or(Value::Null),
+            })
+            .collect();
+        let mut written = Vec::new();
+        let result = format.write_image(&mut written, &image, P);
+        match format.image(&image, P) {
+            Ok(json) => {
+                prop_assert!(result.is_ok());
+                prop_assert_eq!(String::from_utf8(written).unwrap(), json.to_string());
+            }
+            Err(error) => prop_assert_eq!(result.err().map(|e| e.to_string()), Some(error.to_string())),
         }
     }
 

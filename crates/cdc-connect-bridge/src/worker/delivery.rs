@@ -259,9 +259,9 @@ impl Delivery {
     ) -> Result<(), TaskError> {
         if let Some(admin) = self.admin.as_mut() {
             for record in &out {
-                if !self.topics.contains(&record.topic) {
-                    admin.ensure(&TopicSpec::plain(record.topic.clone()))?;
-                    self.topics.insert(record.topic.clone());
+                if !self.topics.contains(&*record.topic) {
+                    admin.ensure(&TopicSpec::plain(record.topic.to_string()))?;
+                    self.topics.insert(record.topic.to_string());
                 }
             }
         }

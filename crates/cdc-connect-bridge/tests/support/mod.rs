@@ -211,7 +211,7 @@ pub fn engine_change(change: ChangeRecord) -> EngineRecord {
 }
 
 /// Kafka records as text: one block per record, key and value bytes verbatim on their lines.
-pub fn dump(records: &[KafkaRecord]) -> String {
+pub fn dump(records: &[KafkaRecord], server: &str) -> String {
     let text = |b: &Option<Vec<u8>>| match b {
         Some(b) => String::from_utf8(b.clone()).unwrap(),
         None => "<null>".to_owned(),
@@ -229,10 +229,11 @@ pub fn dump(records: &[KafkaRecord]) -> String {
         }
         out.push_str(&format!("key: {}\n", text(&r.key)));
         out.push_str(&format!("value: {}\n", text(&r.value)));
+        let offset = r.source_offset(server);
         out.push_str(&format!(
             "offset: {} {}\n",
-            serde_json::Value::Object(r.offset.partition.clone()),
-            serde_json::Value::Object(r.offset.offset.clone())
+            serde_json::Value::Object(offset.partition),
+            serde_json::Value::Object(offset.offset)
         ));
         out.push_str("---\n");
     }

@@ -1,0 +1,182 @@
+//! JSON text written straight into a byte buffer, exactly as `serde_json` writes it (compact,
+//! the same string escapes, integers in decimal), so the record payloads need no
+//! `serde_json::Value` tree on their way to Kafka.
+//!
+//! ```text
+//!  column values, source and transaction fields ──push_*──► Vec<u8> (the record's value bytes)
+//!  a `serde_json::Value` (keys, rare value kinds) ──push_json──┘
+//! ```
+//!
+//! The tests compare every function with `serde_json`'s own output.
+
+use serde_json::Value as Json;
+
+const HEX: &[u8; 16] = b"0123456789abcdef";
+
+/// `s` as a JSON string, quoted and escaped as `serde_json` escapes: `"` and `\`, the control
+/// characters `\b \t \n \f \r` in their short form and the others as `\u00XX`; everything else,
+/// non-ASCII included, as it is.
+pub fn push_str(out: &mut Vec<u8>, s: &str) {
+    out.push(b'"');
+    let bytes = s.as_bytes();
+    let mut start = 0;
+    for (i, &b) in bytes.iter().enumerate() {
+        let escape: &[u8] = match b {
+            b'"' => b"\\\"",
+            b'\\' => b"\\\\",
+            0x08 => b"\\b",
+            b'\t' => b"\\t",
+            b'\n' => b"\\n",
+            0x0c => b"\\f",
+            b'\r' => b"\\r",
+            0x00..=0x1f => &[],
+            _ => continue,
+        };
+        out.extend_from_slice(&bytes[start..i]);
+        if escape.is_empty() {
+            out.extend_from_slice(b"\\u00");
+            out.push(HEX[usize::from(b >> 4)]);
+            out.push(HEX[usize::from(b & 0xf)]);
+        } else {
+            out.extend_from_slice(escape);
+        }
+        start = i + 1;
+    }
+    out.extend_from_slice(&bytes[start..]);
+    out.push(b'"');
+}
+
+/// An unsigned integer in decimal.
+pub fn push_u64(out: &mut Vec<u8>, n: u64) {
+    let mut digits = [0u8; 20];
+    let mut at = digits.len();
+    let mut n = n;
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    out.extend_from_slice(&digits[at..]);
+}
+
+/// A signed integer in decimal.
+pub fn push_i64(out: &mut Vec<u8>, n: i64) {
+    if n < 0 {
+        out.push(b'-');
+    }
+    push_u64(out, n.unsigned_abs());
+}
+
+/// `"name":`, the start of an object member.
+pub fn push_key(out: &mut Vec<u8>, name: &str) {
+    push_str(out, name);
+    out.push(b':');
+}
+
+/// A string or `null`.
+pub fn push_opt_str(out: &mut Vec<u8>, s: Option<&str>) {
+    match s {
+        Some(s) => push_str(out, s),
+        None => out.extend_from_slice(b"null"),
+    }
+}
+
+/// Any JSON value, as `serde_json` writes it. Floats (rare in records) go through
+/// `serde_json`'s own formatting.
+pub fn push_json(out: &mut Vec<u8>, value: &Json) {
+    match value {
+        Json::Null => out.extend_from_slice(b"null"),
+        Json::Bool(true) => out.extend_from_slice(b"true"),
+        Json::Bool(false) => out.extend_from_slice(b"false"),
+        Json::Number(n) => {
+            if let Some(u) = n.as_u64() {
+                push_u64(out, u);
+            } else if let Some(i) = n.as_i64() {
+                push_i64(out, i);
+            } else {
+                out.extend_from_slice(n.to_string().as_bytes());
+            }
+        }
+        Json::String(s) => push_str(out, s),
+        Json::Array(items) => {
+            out.push(b'[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                push_json(out, item);
+            }
+            out.push(b']');
+        }
+        Json::Object(map) => {
+            out.push(b'{');
+            for (i, (key, item)) in map.iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                push_key(out, key);
+                push_json(out, item);
+            }
+            out.push(b'}');
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use serde_json::json;
+
+    fn text(f: impl FnOnce(&mut Vec<u8>)) -> String {
+        let mut out = Vec::new();
+        f(&mut out);
+        String::from_utf8(out).unwrap_or_default()
+    }
+
+    #[test]
+    fn every_ascii_character_escapes_as_serde_json_does() {
+        for c in 0u8..=0x7f {
+            let s = format!("a{}b", char::from(c));
+            assert_eq!(text(|o| push_str(o, &s)), Json::from(s.clone()).to_string());
+        }
+        for s in ["", "é€😀", "\u{2028}\u{2029}", "\u{7f}", "C:\\path/\"x\""] {
+            assert_eq!(text(|o| push_str(o, s)), Json::from(s).to_string());
+        }
+    }
+
+    #[test]
+    fn integers_at_their_limits() {
+        for n in [0, 1, 9, 10, 99, 100, u64::MAX, u64::MAX / 10] {
+            assert_eq!(text(|o| push_u64(o, n)), n.to_string());
+        }
+        for n in [0, -1, -10, i64::MIN, i64::MAX, i64::MIN + 1] {
+            assert_eq!(text(|o| push_i64(o, n)), n.to_string());
+        }
+    }
+
+    #[test]
+    fn values_of_every_kind() {
+        let value = json!({
+            "a": null, "b": true, "c": false, "d": -5, "e": 18446744073709551615u64,
+            "f": 0.1, "g": 1e300, "h": -0.0, "i": [1, "x", {"z": []}], "j": {}, "k": "\"\n"
+        });
+        assert_eq!(text(|o| push_json(o, &value)), value.to_string());
+    }
+
+    proptest! {
+        #[test]
+        fn any_string_escapes_as_serde_json_does(s in any::<String>()) {
+            prop_assert_eq!(text(|o| push_str(o, &s)), Json::from(s.clone()).to_string());
+        }
+
+        #[test]
+        fn any_float_writes_as_serde_json_does(f in any::<f64>()) {
+            let value = serde_json::Number::from_f64(f).map_or(Json::Null, Json::Number);
+            prop_assert_eq!(text(|o| push_json(o, &value)), value.to_string());
+        }
+    }
+}
