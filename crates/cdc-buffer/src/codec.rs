@@ -469,7 +469,7 @@ fn decode_change(r: &mut Cursor<'_>) -> Result<ChangeEvent, PayloadError> {
         addr,
         change: RowChange {
             op,
-            table: TableId { pdb, owner, table },
+            table: TableId { pdb, owner, table }.into(),
             schema_version,
             before,
             after,

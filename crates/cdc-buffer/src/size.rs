@@ -83,7 +83,7 @@ mod tests {
             addr: RedoAddr::new(RsId::new(1, 1, 1), 1).unwrap(),
             change: RowChange {
                 op: ChangeOp::Insert,
-                table: TableId::new("APP", "ORDERS"),
+                table: TableId::new("APP", "ORDERS").into(),
                 schema_version: 1,
                 before: None,
                 after,

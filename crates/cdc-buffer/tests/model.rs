@@ -140,7 +140,7 @@ fn row_change() -> impl Strategy<Value = RowChange> {
         .prop_map(
             |(op, pdb, owner, table, schema_version, before, after)| RowChange {
                 op,
-                table: TableId { pdb, owner, table },
+                table: TableId { pdb, owner, table }.into(),
                 schema_version,
                 before,
                 after,
