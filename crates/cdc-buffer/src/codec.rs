@@ -693,7 +693,7 @@ impl Cursor<'_> {
                 let d = self.datetime()?;
                 let tz = match self.u8()? {
                     0 => TimeZone::Offset(self.zig_i16()?),
-                    1 => TimeZone::Region(self.string()?),
+                    1 => TimeZone::Region(self.string()?.into()),
                     _ => return Err(self.error_before(1, "unknown time zone form")),
                 };
                 Value::TimestampTz(d, tz)

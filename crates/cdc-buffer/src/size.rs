@@ -45,7 +45,7 @@ fn value_heap_bytes(value: &Value) -> usize {
     match value {
         Value::Text(s) | Value::RowId(s) => allocation(s.capacity()),
         Value::Raw(b) => allocation(b.capacity()),
-        Value::TimestampTz(_, TimeZone::Region(s)) => allocation(s.capacity()),
+        Value::TimestampTz(_, TimeZone::Region(s)) => allocation(s.len()),
         Value::Null
         | Value::Number(_)
         | Value::BinaryFloat(_)
