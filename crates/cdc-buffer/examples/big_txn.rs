@@ -85,7 +85,7 @@ fn template(payload_bytes: usize) -> Result<ChangeEvent, Box<dyn Error>> {
         addr: RedoAddr::new(RsId::new(1, 1, 16), 1)?,
         change: RowChange {
             op: ChangeOp::Insert,
-            table: TableId::new("APP", "BIG_TXN"),
+            table: TableId::new("APP", "BIG_TXN").into(),
             schema_version: 1,
             before: None,
             after: Some(vec![

@@ -469,7 +469,7 @@ fn decode_change(r: &mut Cursor<'_>) -> Result<ChangeEvent, PayloadError> {
         addr,
         change: RowChange {
             op,
-            table: TableId { pdb, owner, table },
+            table: TableId { pdb, owner, table }.into(),
             schema_version,
             before,
             after,
@@ -693,7 +693,7 @@ impl Cursor<'_> {
                 let d = self.datetime()?;
                 let tz = match self.u8()? {
                     0 => TimeZone::Offset(self.zig_i16()?),
-                    1 => TimeZone::Region(self.string()?),
+                    1 => TimeZone::Region(self.string()?.into()),
                     _ => return Err(self.error_before(1, "unknown time zone form")),
                 };
                 Value::TimestampTz(d, tz)

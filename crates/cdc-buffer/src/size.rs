@@ -45,7 +45,7 @@ fn value_heap_bytes(value: &Value) -> usize {
     match value {
         Value::Text(s) | Value::RowId(s) => allocation(s.capacity()),
         Value::Raw(b) => allocation(b.capacity()),
-        Value::TimestampTz(_, TimeZone::Region(s)) => allocation(s.capacity()),
+        Value::TimestampTz(_, TimeZone::Region(s)) => allocation(s.len()),
         Value::Null
         | Value::Number(_)
         | Value::BinaryFloat(_)
@@ -83,7 +83,7 @@ mod tests {
             addr: RedoAddr::new(RsId::new(1, 1, 1), 1).unwrap(),
             change: RowChange {
                 op: ChangeOp::Insert,
-                table: TableId::new("APP", "ORDERS"),
+                table: TableId::new("APP", "ORDERS").into(),
                 schema_version: 1,
                 before: None,
                 after,

@@ -37,7 +37,7 @@ fn expected_frames() -> Vec<Frame> {
         addr: RedoAddr::new(RsId::new(0x59, 0xd6a1, 0x10), 12_345).unwrap(),
         change: RowChange {
             op: ChangeOp::Update,
-            table: TableId::new("APP", "ORDER_LINES").in_pdb("FREEPDB1"),
+            table: TableId::new("APP", "ORDER_LINES").in_pdb("FREEPDB1").into(),
             schema_version: 3,
             before: Some(vec![
                 col(0, Value::Number(Decimal::parse("-42.5").unwrap())),
@@ -91,7 +91,7 @@ fn expected_frames() -> Vec<Frame> {
         addr: RedoAddr::MIN,
         change: RowChange {
             op: ChangeOp::Delete,
-            table: TableId::new("", "T"),
+            table: TableId::new("", "T").into(),
             schema_version: u32::MAX,
             before: Some(Vec::new()),
             after: None,
@@ -103,7 +103,7 @@ fn expected_frames() -> Vec<Frame> {
         addr: RedoAddr::new(RsId::new(u32::MAX, u32::MAX, u16::MAX), u64::MAX).unwrap(),
         change: RowChange {
             op: ChangeOp::Insert,
-            table: TableId::new("APP", "T"),
+            table: TableId::new("APP", "T").into(),
             schema_version: 0,
             before: None,
             after: Some(vec![col(0, Value::Number(Decimal::ZERO))]),

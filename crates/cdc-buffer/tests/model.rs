@@ -105,7 +105,7 @@ fn value() -> impl Strategy<Value = Value> {
         datetime().prop_map(Value::Timestamp),
         (datetime(), -900i16..900).prop_map(|(d, m)| Value::TimestampTz(d, TimeZone::Offset(m))),
         (datetime(), "[A-Za-z]{1,10}/[A-Za-z_]{1,12}")
-            .prop_map(|(d, r)| Value::TimestampTz(d, TimeZone::Region(r))),
+            .prop_map(|(d, r)| Value::TimestampTz(d, TimeZone::Region(r.into()))),
         datetime().prop_map(Value::TimestampLtz),
         any::<i64>().prop_map(Value::IntervalYm),
         any::<i128>().prop_map(Value::IntervalDs),
@@ -140,7 +140,7 @@ fn row_change() -> impl Strategy<Value = RowChange> {
         .prop_map(
             |(op, pdb, owner, table, schema_version, before, after)| RowChange {
                 op,
-                table: TableId { pdb, owner, table },
+                table: TableId { pdb, owner, table }.into(),
                 schema_version,
                 before,
                 after,

@@ -44,7 +44,7 @@ impl TransactionOrder {
             self.per_table.clear();
         }
         self.next_index = change.event_index + 1;
-        let table = &change.event.change.table;
+        let table: &TableId = &change.event.change.table;
         let count = match self.per_table.get_mut(table) {
             Some(count) => {
                 *count += 1;

@@ -8,6 +8,7 @@
 //! ```
 
 use std::fmt;
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
@@ -319,7 +320,9 @@ pub struct ColumnValue {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RowChange {
     pub op: ChangeOp,
-    pub table: TableId,
+    /// Shared by every row decoded with the same schema version: a row carries no copy of the
+    /// names (serialized as the plain `TableId`).
+    pub table: Arc<TableId>,
     pub schema_version: u32,
     pub before: Option<Vec<ColumnValue>>,
     pub after: Option<Vec<ColumnValue>>,

@@ -26,9 +26,12 @@ pub enum ValueError {
 ///
 /// 38 significant digits fit, which is Oracle's NUMBER precision; the exponent covers
 /// NUMBER's range (10^-130 .. 10^126).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub struct Decimal {
-    unscaled: i128,
+    /// `unscaled` in two 64-bit halves (low, then high with the sign): an `i128` field would
+    /// make the type 16-byte aligned and 32 bytes long, and every [`Value`] with it.
+    lo: u64,
+    hi: i64,
     scale: i16,
 }
 
@@ -36,7 +39,8 @@ const MAX_DIGITS: usize = 38;
 
 impl Decimal {
     pub const ZERO: Decimal = Decimal {
-        unscaled: 0,
+        lo: 0,
+        hi: 0,
         scale: 0,
     };
 
@@ -45,8 +49,9 @@ impl Decimal {
         normalise(unscaled, scale as i32).unwrap_or(Decimal::ZERO)
     }
 
+    #[inline]
     pub fn unscaled(self) -> i128 {
-        self.unscaled
+        (i128::from(self.hi) << 64) | i128::from(self.lo)
     }
 
     /// Digits after the decimal point; negative for values with trailing integer zeros
@@ -56,7 +61,7 @@ impl Decimal {
     }
 
     pub fn is_zero(self) -> bool {
-        self.unscaled == 0
+        self.lo == 0 && self.hi == 0
     }
 
     /// Reads Oracle's text for a number: `-42.5`, `.5`, `1.5E+10`, `1.0E-130`, `+7`.
@@ -147,10 +152,11 @@ impl Decimal {
         if diff >= 0 {
             10i128
                 .checked_pow(diff as u32)
-                .and_then(|p| self.unscaled.checked_mul(p))
+                .and_then(|p| self.unscaled().checked_mul(p))
         } else {
             let p = 10i128.checked_pow((-diff) as u32)?;
-            (self.unscaled % p == 0).then(|| self.unscaled / p)
+            let unscaled = self.unscaled();
+            (unscaled % p == 0).then(|| unscaled / p)
         }
     }
 
@@ -164,27 +170,48 @@ fn normalise(mut unscaled: i128, mut scale: i32) -> Result<Decimal, ValueError> 
     if unscaled == 0 {
         return Ok(Decimal::ZERO);
     }
-    while unscaled % 10 == 0 {
-        unscaled /= 10;
-        scale -= 1;
-    }
-    if unscaled.unsigned_abs() >= 10u128.pow(MAX_DIGITS as u32) {
-        return Err(ValueError::TooManyDigits);
+    if let Ok(mut small) = i64::try_from(unscaled) {
+        // most values fit 64 bits, where dividing by ten is not a library call
+        while small % 10 == 0 {
+            small /= 10;
+            scale -= 1;
+        }
+        unscaled = i128::from(small);
+    } else {
+        while unscaled % 10 == 0 {
+            unscaled /= 10;
+            scale -= 1;
+        }
+        if unscaled.unsigned_abs() >= 10u128.pow(MAX_DIGITS as u32) {
+            return Err(ValueError::TooManyDigits);
+        }
     }
     // NUMBER covers 1E-130 ..< 1E126; allow the digits' own width around it
     if !(-170..=170).contains(&scale) {
         return Err(ValueError::ExponentOutOfRange);
     }
     Ok(Decimal {
-        unscaled,
+        lo: unscaled as u64,
+        hi: (unscaled >> 64) as i64,
         scale: scale as i16,
     })
 }
 
+/// As `unscaled` and `scale`, the form the derived `Debug` of the `i128` field gave.
+impl fmt::Debug for Decimal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Decimal")
+            .field("unscaled", &self.unscaled())
+            .field("scale", &self.scale)
+            .finish()
+    }
+}
+
 impl fmt::Display for Decimal {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let digits = self.unscaled.unsigned_abs().to_string();
-        if self.unscaled < 0 {
+        let unscaled = self.unscaled();
+        let digits = unscaled.unsigned_abs().to_string();
+        if unscaled < 0 {
             f.write_str("-")?;
         }
         if self.scale <= 0 {
@@ -340,8 +367,9 @@ fn days_in_month(year: i16, month: u8) -> u8 {
 pub enum TimeZone {
     /// `+05:30` as minutes east of UTC.
     Offset(i16),
-    /// A region name such as `Europe/Paris`, kept as written.
-    Region(String),
+    /// A region name such as `Europe/Paris`, kept as written (a `Box<str>`, not a `String`,
+    /// so that a [`Value`] stays 32 bytes).
+    Region(Box<str>),
 }
 
 impl fmt::Display for TimeZone {

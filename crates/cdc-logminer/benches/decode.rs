@@ -39,19 +39,7 @@ fn corpus(rows: usize) -> Corpus {
 
 /// Rows of a few hundred bytes (tables of 4–8 columns), the row size of the per-core target.
 fn small_corpus(rows: usize) -> Corpus {
-    let mut rng = decode_support::Rng::new(2027);
-    let layouts: Vec<Arc<TableLayout>> = (0..24)
-        .map(|i| {
-            let n = 4 + rng.below(5) as usize;
-            decode_support::corpus_table(i, n, &mut rng)
-        })
-        .collect();
-    let rows = (0..rows)
-        .map(|_| {
-            let l = &layouts[rng.below(layouts.len() as u64) as usize];
-            decode_support::corpus_row(&mut rng, l)
-        })
-        .collect();
+    let (layouts, rows) = decode_support::small_corpus(2027, 24, rows);
     Corpus::of(&layouts, rows)
 }
 

@@ -23,7 +23,7 @@ pub fn change(n: u64, row: Option<&str>, text_len: usize) -> ChangeEvent {
         addr: addr(n),
         change: RowChange {
             op: ChangeOp::Insert,
-            table: TableId::new("APP", "ORDERS"),
+            table: TableId::new("APP", "ORDERS").into(),
             schema_version: 1,
             before: None,
             after: Some(vec![

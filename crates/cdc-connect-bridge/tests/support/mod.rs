@@ -169,7 +169,7 @@ pub fn change_record(
             addr: addr(0x59, 0xd600 + index as u32, 0x10, 10 + index),
             change: RowChange {
                 op,
-                table: layout.table.clone(),
+                table: layout.table.clone().into(),
                 schema_version: layout.version,
                 before,
                 after,

@@ -13,6 +13,7 @@
 
 use std::borrow::Cow;
 use std::cell::Cell;
+use std::sync::Arc;
 
 use cdc_core::change::{ChangeOp, ColumnValue, MinedRow, Operation, RowChange, status};
 use cdc_core::table::TableLayout;
@@ -222,7 +223,7 @@ fn change_of(
     };
     Ok(RowChange {
         op,
-        table: layout.table.clone(),
+        table: Arc::clone(table.table()),
         schema_version: layout.version,
         before,
         after,

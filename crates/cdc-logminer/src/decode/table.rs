@@ -7,7 +7,7 @@ use std::fmt;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::Arc;
 
-use cdc_core::table::TableLayout;
+use cdc_core::table::{TableId, TableLayout};
 
 use super::error::ExcludedKeyColumn;
 use super::filter::ColumnFilter;
@@ -54,6 +54,8 @@ pub fn check_excluded_keys(
 #[derive(Clone)]
 pub struct DecodeTable {
     layout: Arc<TableLayout>,
+    /// The layout's table, shared by every row decoded with this version.
+    table: Arc<TableId>,
     index: HashMap<Box<str>, u16, BuildHasherDefault<Fnv>>,
     excluded: Vec<bool>,
     filter: ColumnFilter,
@@ -104,6 +106,7 @@ impl DecodeTable {
             .map(|c| filter.is_excluded(&c.name))
             .collect();
         DecodeTable {
+            table: Arc::new(layout.table.clone()),
             layout,
             index,
             excluded,
@@ -113,6 +116,11 @@ impl DecodeTable {
 
     pub fn layout(&self) -> &Arc<TableLayout> {
         &self.layout
+    }
+
+    /// The table's identity, to hand to each decoded row.
+    pub(crate) fn table(&self) -> &Arc<TableId> {
+        &self.table
     }
 
     /// Whether the filter may exclude any column (known or not).

@@ -248,7 +248,7 @@ fn parse_zone(zone: &str) -> Result<TimeZone> {
                 c.is_ascii_alphanumeric() || matches!(c, b'/' | b'_' | b'-' | b'+' | b' ')
             }) =>
         {
-            Ok(TimeZone::Region(zone.to_owned()))
+            Ok(TimeZone::Region(zone.into()))
         }
         _ => Err("a bad time zone"),
     }

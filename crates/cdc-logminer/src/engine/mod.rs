@@ -1417,7 +1417,10 @@ fn layout_for(
     layouts: &HashMap<(TableId, u32), Arc<TableLayout>>,
     event: &ChangeEvent,
 ) -> Arc<TableLayout> {
-    let key = (event.change.table.clone(), event.change.schema_version);
+    let key = (
+        TableId::clone(&event.change.table),
+        event.change.schema_version,
+    );
     match layouts.get(&key) {
         Some(layout) => Arc::clone(layout),
         // unreachable: every decode table's layout is registered when it is made

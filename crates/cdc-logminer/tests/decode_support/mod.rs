@@ -328,3 +328,26 @@ pub fn corpus(seed: u64, tables: usize, rows: usize) -> (Vec<Arc<TableLayout>>, 
         .collect();
     (layouts, rows)
 }
+
+/// `tables` layouts of 4–8 columns and `rows` rows over them: rows of a few hundred bytes,
+/// the row size of the per-core target.
+pub fn small_corpus(
+    seed: u64,
+    tables: usize,
+    rows: usize,
+) -> (Vec<Arc<TableLayout>>, Vec<MinedRow>) {
+    let mut rng = Rng::new(seed);
+    let layouts: Vec<Arc<TableLayout>> = (0..tables.max(1))
+        .map(|i| {
+            let n = 4 + rng.below(5) as usize;
+            corpus_table(i, n, &mut rng)
+        })
+        .collect();
+    let rows = (0..rows)
+        .map(|_| {
+            let l = &layouts[rng.below(layouts.len() as u64) as usize];
+            corpus_row(&mut rng, l)
+        })
+        .collect();
+    (layouts, rows)
+}

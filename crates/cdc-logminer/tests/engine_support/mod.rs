@@ -95,7 +95,7 @@ pub fn delivered(records: &[EngineRecord]) -> Vec<(ConXid, RedoAddr, Vec<Deliver
         };
         let d = Delivered {
             op: change.event.change.op,
-            table: change.event.change.table.clone(),
+            table: TableId::clone(&change.event.change.table),
             before: image(&change.event.change.before),
             after: image(&change.event.change.after),
         };
