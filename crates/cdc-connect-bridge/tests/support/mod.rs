@@ -23,13 +23,18 @@ pub fn settings(extra: &[(&str, &str)]) -> RecordSettings {
         ("cdc.topic.prefix", "shop"),
         ("cdc.tables.include", ".*"),
         ("cdc.columns.exclude", ".*\\.SECRET"),
-        ("cdc.lob.mode", "inline"),
     ]);
     for (k, v) in extra {
         config.set(*k, *v);
     }
+    let skip = config.get("cdc.lob.mode") == Some("skip");
     let config = config.validate().unwrap_or_else(|e| panic!("{e}"));
     let mut settings = RecordSettings::from_config(&config, "FREE");
+    // the format of LOB fields, pinned for when LOB values are assembled (the configuration
+    // refuses cdc.lob.mode=inline until then)
+    if !skip {
+        settings.lob_mode = cdc_core::config::LobMode::Inline;
+    }
     settings.connector_version = "0.1.0-golden".into();
     settings
 }

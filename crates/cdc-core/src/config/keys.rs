@@ -560,7 +560,7 @@ pub static KEYS: &[KeySpec] = &[
         "`release` drops an orphan as a rollback; `fail` stops with CDC-7002."),
     // LOBs
     KeySpec::new("cdc.lob.mode", G::Lobs, K::Choice(LobMode::ALLOWED), Value("skip"),
-        "`skip` leaves LOB fields out; `inline` assembles them from redo; `reselect` also reads missing ones back."),
+        "`skip` leaves LOB fields out. `inline` (assemble them from redo) and `reselect` (also read missing ones back) are refused until LOB assembly is built."),
     KeySpec::new("cdc.lob.max.bytes", G::Lobs, bytes(1), Value("1048576"),
         "Largest LOB delivered (UTF-8 bytes for text)."),
     KeySpec::new("cdc.lob.oversize.action", G::Lobs, K::Choice(LobOversizeAction::ALLOWED), Value("fail"),

@@ -88,6 +88,7 @@ pub(crate) fn validate(config: &Config) -> Result<CdcConfig, ConfigErrors> {
     v.read_keys();
     v.warn_duplicates();
     v.warn_tasks_max();
+    v.lob_mode_built();
     let login = v.oracle_login();
     let truststore = v.truststore();
     let tables = v.table_selection();
@@ -337,6 +338,23 @@ impl<'a> Validation<'a> {
                 format!(
                     "{tasks} tasks asked for; the connector runs one task (one LogMiner session)"
                 ),
+            );
+        }
+    }
+
+    /// Only `cdc.lob.mode=skip` is built: with `inline` or `reselect` a value stored out of
+    /// the row (written by LOB_WRITE rows, which are not assembled yet) would be delivered as
+    /// an empty LOB, so they are refused rather than accepted silently.
+    fn lob_mode_built(&mut self) {
+        if self
+            .choice("cdc.lob.mode", LobMode::from_config)
+            .is_some_and(|mode| mode != LobMode::Skip)
+        {
+            self.conflict(
+                "cdc.lob.mode",
+                "only skip is built yet: LOB values are not assembled from LOB_WRITE rows, so a \
+                 value stored out of the row would arrive empty"
+                    .to_owned(),
             );
         }
     }
