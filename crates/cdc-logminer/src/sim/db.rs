@@ -1296,12 +1296,7 @@ impl SimDatabase {
             .ok_or_else(|| SimError::Scenario("no layout".into()))?;
         let types: Vec<cdc_core::ColumnType> =
             layout.columns.iter().map(|c| c.data_type.clone()).collect();
-        let locate = types
-            .iter()
-            .zip(row)
-            .map(|(ty, v)| if ty.is_lob() { Value::Null } else { v.clone() })
-            .collect();
-        Ok((types, locate))
+        Ok((types, locating_values(&layout.columns, row)))
     }
 
     /// The LOB rows of writing a whole out-of-row value: the locator (INTERNAL), one
@@ -1478,18 +1473,7 @@ impl SimDatabase {
             let mut rendered_set = set_cols.clone();
             for (i, v) in rendered_set.iter_mut() {
                 if lob_out_of_row(&layout.columns[*i].data_type, v) {
-                    let locate: Vec<Value> = layout
-                        .columns
-                        .iter()
-                        .zip(&after)
-                        .map(|(c, v)| {
-                            if c.data_type.is_lob() {
-                                Value::Null
-                            } else {
-                                v.clone()
-                            }
-                        })
-                        .collect();
+                    let locate = locating_values(&layout.columns, &after);
                     let rows = self.written_lob_rows(v);
                     lob_rows.extend(rows.into_iter().map(|r| Body::Lob {
                         table: t,
@@ -2324,6 +2308,22 @@ impl SimDatabase {
 }
 
 /// Oracle stores `''` as NULL and pads CHAR/NCHAR to their length.
+/// The values a LOB row's select locates the row by: its non-LOB columns (NULL in the LOB
+/// places).
+fn locating_values(columns: &[cdc_core::ColumnDef], row: &[Value]) -> Vec<Value> {
+    columns
+        .iter()
+        .zip(row)
+        .map(|(c, v)| {
+            if c.data_type.is_lob() {
+                Value::Null
+            } else {
+                v.clone()
+            }
+        })
+        .collect()
+}
+
 /// Length of a LOB value: characters of text, bytes of binary.
 fn lob_length(value: &Value) -> u64 {
     match value {

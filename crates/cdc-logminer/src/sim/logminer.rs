@@ -3,9 +3,10 @@
 //! back with STATUS 2 and generic names, and DML of a dropped table as `"UNKNOWN"."OBJ# n"`.
 
 use cdc_core::change::status;
-use cdc_core::{ColumnDef, MinedRow, Operation, RedoThread, RsId, Value};
+use cdc_core::{ColumnDef, MinedRow, Operation, RedoThread, RsId, TableLayout, Value};
 
 use super::db::{Body, DmlKind, LobRow, Placed, SimDatabase};
+use super::model::SimTable;
 use super::render::{self, DDL_ROWID, LOB_PLACEHOLDER_ROWID, Naming};
 
 /// INFO of a DDL row issued by a user.
@@ -28,29 +29,12 @@ impl SimDatabase {
         kept: &dyn Fn(cdc_core::ConId, cdc_core::ObjectId, &str, bool) -> bool,
     ) -> Option<MinedRow> {
         let r = &placed.record;
-        let (object, operation, lob) = match &r.body {
-            Body::Dml { object, kind, .. } => (
-                *object,
-                match kind {
-                    DmlKind::Insert { .. } | DmlKind::UndoDelete { .. } => Operation::Insert,
-                    DmlKind::Update { .. } | DmlKind::UndoUpdate { .. } => Operation::Update,
-                    DmlKind::Delete { .. } | DmlKind::UndoInsert => Operation::Delete,
-                },
-                false,
-            ),
-            Body::Unsupported { object, .. } => (*object, Operation::Unsupported, false),
-            Body::Lob { object, row, .. } => (
-                *object,
-                match row {
-                    LobRow::Locator => Operation::SelLobLocator,
-                    LobRow::Write { .. } => Operation::LobWrite,
-                    LobRow::Trim { .. } => Operation::LobTrim,
-                    LobRow::Erase { .. } => Operation::LobErase,
-                },
-                true,
-            ),
+        let (object, lob) = match &r.body {
+            Body::Dml { object, .. } | Body::Unsupported { object, .. } => (*object, false),
+            Body::Lob { object, .. } => (*object, true),
             _ => return None,
         };
+        let operation = operation_of(&r.body);
         let con = self
             .containers
             .get(r.con)
@@ -82,24 +66,7 @@ impl SimDatabase {
         } else {
             placed.rs_id
         };
-        let op = match &r.body {
-            Body::Start => Operation::Start,
-            Body::Commit => Operation::Commit,
-            Body::Rollback => Operation::Rollback,
-            Body::Ddl { .. } => Operation::Ddl,
-            Body::Unsupported { .. } => Operation::Unsupported,
-            Body::Lob { row, .. } => match row {
-                LobRow::Locator => Operation::SelLobLocator,
-                LobRow::Write { .. } => Operation::LobWrite,
-                LobRow::Trim { .. } => Operation::LobTrim,
-                LobRow::Erase { .. } => Operation::LobErase,
-            },
-            Body::Dml { kind, .. } => match kind {
-                DmlKind::Insert { .. } | DmlKind::UndoDelete { .. } => Operation::Insert,
-                DmlKind::Update { .. } | DmlKind::UndoUpdate { .. } => Operation::Update,
-                DmlKind::Delete { .. } | DmlKind::UndoInsert => Operation::Delete,
-            },
-        };
+        let op = operation_of(&r.body);
         let mut row = MinedRow::new(r.scn, rs_id, r.ssn, r.xid, op);
         row.rollback = r.rollback;
         row.username = Some(r.user.clone());
@@ -161,33 +128,19 @@ impl SimDatabase {
             } => {
                 row.data_obj = Some(*object);
                 row.row_id = Some(row_id.clone());
-                let Some(t) = container.and_then(|c| c.tables.get(table.1)) else {
+                let Some(named) = container
+                    .and_then(|c| c.tables.get(table.1))
+                    .and_then(|t| NamedAs::of(t, *version, *object))
+                else {
                     return vec![row];
                 };
-                let Some(layout) = t.versions.get(*version) else {
+                let Some(col) = named.layout.columns.get(*column) else {
                     return vec![row];
                 };
-                let naming = if t.dropped || *version < t.version() {
-                    Naming::Generic
-                } else {
-                    Naming::Dictionary
-                };
-                row.seg_owner = Some(t.id.owner.clone());
-                row.table_name = Some(t.id.table.clone());
-                let Some(col) = layout.columns.get(*column) else {
-                    return vec![row];
-                };
-                let filter: Vec<(&ColumnDef, &Value)> = layout
-                    .columns
-                    .iter()
-                    .zip(locate)
-                    .filter(|(c, _)| !c.data_type.is_lob())
-                    .collect();
-                let target = format!(
-                    "{}.{}",
-                    cdc_core::table::quote_identifier(&t.id.owner),
-                    cdc_core::table::quote_identifier(&t.id.table)
-                );
+                let filter = non_lob(&named.layout.columns, locate);
+                let (naming, target) = (named.naming, named.target());
+                row.seg_owner = Some(named.owner);
+                row.table_name = Some(named.name);
                 let action = match lob {
                     // 23ai: OPERATION INTERNAL (code 9), STATUS 0, SQL_REDO NULL
                     LobRow::Locator => return vec![row],
@@ -212,27 +165,14 @@ impl SimDatabase {
                 row_id,
                 kind,
             } => {
-                let Some(t) = container.and_then(|c| c.tables.get(table.1)) else {
+                let Some(named) = container
+                    .and_then(|c| c.tables.get(table.1))
+                    .and_then(|t| NamedAs::of(t, *version, *object))
+                else {
                     return vec![row];
                 };
-                let Some(layout) = t.versions.get(*version) else {
-                    return vec![row];
-                };
-                let naming = if t.dropped || *version < t.version() {
-                    Naming::Generic
-                } else {
-                    Naming::Dictionary
-                };
-                let (owner, name) = if t.dropped {
-                    ("UNKNOWN".to_owned(), format!("OBJ# {}", object.0))
-                } else {
-                    (t.id.owner.clone(), t.id.table.clone())
-                };
-                let target = format!(
-                    "{}.{}",
-                    cdc_core::table::quote_identifier(&owner),
-                    cdc_core::table::quote_identifier(&name)
-                );
+                let (layout, naming, target) = (named.layout, named.naming, named.target());
+                let (owner, name) = (named.owner, named.name);
                 let cols = &layout.columns;
                 let sql = match kind {
                     DmlKind::Insert { after: values } | DmlKind::UndoDelete { row: values } => {
@@ -265,6 +205,69 @@ impl SimDatabase {
             }
         }
         split_rows(row)
+    }
+}
+
+/// OPERATION_CODE of a record's rows.
+fn operation_of(body: &Body) -> Operation {
+    match body {
+        Body::Start => Operation::Start,
+        Body::Commit => Operation::Commit,
+        Body::Rollback => Operation::Rollback,
+        Body::Ddl { .. } => Operation::Ddl,
+        Body::Unsupported { .. } => Operation::Unsupported,
+        Body::Lob { row, .. } => match row {
+            LobRow::Locator => Operation::SelLobLocator,
+            LobRow::Write { .. } => Operation::LobWrite,
+            LobRow::Trim { .. } => Operation::LobTrim,
+            LobRow::Erase { .. } => Operation::LobErase,
+        },
+        Body::Dml { kind, .. } => match kind {
+            DmlKind::Insert { .. } | DmlKind::UndoDelete { .. } => Operation::Insert,
+            DmlKind::Update { .. } | DmlKind::UndoUpdate { .. } => Operation::Update,
+            DmlKind::Delete { .. } | DmlKind::UndoInsert => Operation::Delete,
+        },
+    }
+}
+
+/// How a record's table reads in SQL_REDO now: the layout the record was written with, its
+/// naming (STATUS 2 generic names when a later ALTER changed the table, or it was dropped), and
+/// its owner and name (`"UNKNOWN"."OBJ# n"` once dropped).
+struct NamedAs<'a> {
+    layout: &'a TableLayout,
+    naming: Naming,
+    owner: String,
+    name: String,
+}
+
+impl<'a> NamedAs<'a> {
+    fn of(t: &'a SimTable, version: usize, object: cdc_core::ObjectId) -> Option<NamedAs<'a>> {
+        let layout = t.versions.get(version)?;
+        let naming = if t.dropped || version < t.version() {
+            Naming::Generic
+        } else {
+            Naming::Dictionary
+        };
+        let (owner, name) = if t.dropped {
+            ("UNKNOWN".to_owned(), format!("OBJ# {}", object.0))
+        } else {
+            (t.id.owner.clone(), t.id.table.clone())
+        };
+        Some(NamedAs {
+            layout,
+            naming,
+            owner,
+            name,
+        })
+    }
+
+    /// `"OWNER"."TABLE"`.
+    fn target(&self) -> String {
+        format!(
+            "{}.{}",
+            cdc_core::table::quote_identifier(&self.owner),
+            cdc_core::table::quote_identifier(&self.name)
+        )
     }
 }
 

@@ -275,15 +275,7 @@ fn to_op(db: &mut SimDatabase, event: Event) -> Result<Option<DbOp>, Flow> {
             values: v,
             fails,
         } => {
-            // a session's first statement opens it with defaults
-            if !db.sessions.contains_key(&session) {
-                db.apply(&DbOp::Begin {
-                    session: session.clone(),
-                    pdb: None,
-                    user: None,
-                    private_strand: None,
-                })?;
-            }
+            open_session(db, &session)?;
             let row = values(db, &session, &table, &v)?;
             DbOp::Insert {
                 session,
@@ -298,14 +290,7 @@ fn to_op(db: &mut SimDatabase, event: Event) -> Result<Option<DbOp>, Flow> {
             filter,
             set,
         } => {
-            if !db.sessions.contains_key(&session) {
-                db.apply(&DbOp::Begin {
-                    session: session.clone(),
-                    pdb: None,
-                    user: None,
-                    private_strand: None,
-                })?;
-            }
+            open_session(db, &session)?;
             let filter = values(db, &session, &table, &filter)?;
             let set = values(db, &session, &table, &set)?;
             DbOp::Update {
@@ -320,14 +305,7 @@ fn to_op(db: &mut SimDatabase, event: Event) -> Result<Option<DbOp>, Flow> {
             table,
             filter,
         } => {
-            if !db.sessions.contains_key(&session) {
-                db.apply(&DbOp::Begin {
-                    session: session.clone(),
-                    pdb: None,
-                    user: None,
-                    private_strand: None,
-                })?;
-            }
+            open_session(db, &session)?;
             let filter = values(db, &session, &table, &filter)?;
             DbOp::Delete {
                 session,
@@ -378,7 +356,6 @@ fn to_op(db: &mut SimDatabase, event: Event) -> Result<Option<DbOp>, Flow> {
             value,
         } => {
             open_session(db, &session)?;
-            let row = RowSel::Match(values(db, &session, &table, &filter)?);
             let data = values(
                 db,
                 &session,
@@ -388,13 +365,14 @@ fn to_op(db: &mut SimDatabase, event: Event) -> Result<Option<DbOp>, Flow> {
             .pop()
             .map(|(_, v)| v)
             .unwrap_or(Value::Null);
-            DbOp::Lob {
+            lob_op(
+                db,
                 session,
                 table,
-                row,
+                &filter,
                 column,
-                call: LobCall::Write { offset, data },
-            }
+                LobCall::Write { offset, data },
+            )?
         }
         Event::LobTrim {
             session,
@@ -402,17 +380,14 @@ fn to_op(db: &mut SimDatabase, event: Event) -> Result<Option<DbOp>, Flow> {
             filter,
             column,
             length,
-        } => {
-            open_session(db, &session)?;
-            let row = RowSel::Match(values(db, &session, &table, &filter)?);
-            DbOp::Lob {
-                session,
-                table,
-                row,
-                column,
-                call: LobCall::Trim { length },
-            }
-        }
+        } => lob_op(
+            db,
+            session,
+            table,
+            &filter,
+            column,
+            LobCall::Trim { length },
+        )?,
         Event::LobErase {
             session,
             table,
@@ -420,18 +395,35 @@ fn to_op(db: &mut SimDatabase, event: Event) -> Result<Option<DbOp>, Flow> {
             column,
             amount,
             offset,
-        } => {
-            open_session(db, &session)?;
-            let row = RowSel::Match(values(db, &session, &table, &filter)?);
-            DbOp::Lob {
-                session,
-                table,
-                row,
-                column,
-                call: LobCall::Erase { amount, offset },
-            }
-        }
+        } => lob_op(
+            db,
+            session,
+            table,
+            &filter,
+            column,
+            LobCall::Erase { amount, offset },
+        )?,
     }))
+}
+
+/// A DBMS_LOB call on the first row matching `filter`.
+fn lob_op(
+    db: &mut SimDatabase,
+    session: String,
+    table: String,
+    filter: &Map<String, serde_json::Value>,
+    column: String,
+    call: LobCall,
+) -> Result<DbOp, SimError> {
+    open_session(db, &session)?;
+    let row = RowSel::Match(values(db, &session, &table, filter)?);
+    Ok(DbOp::Lob {
+        session,
+        table,
+        row,
+        column,
+        call,
+    })
 }
 
 /// A session's first statement opens it with defaults.
