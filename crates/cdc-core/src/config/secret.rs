@@ -53,7 +53,14 @@ impl From<String> for Secret {
 /// user info or a private key, and anything that mentions a password, secret or credential.
 /// Masking too much in a log costs nothing; masking too little leaks a password.
 pub fn is_secret_name(name: &str) -> bool {
-    const SECRET_ENDINGS: [&str; 4] = ["jaas.config", "user.info", "keystore.key", "key.pem"];
+    // `sasl.oauthbearer.config` carries the OAuth client secret (`clientSecret=…`)
+    const SECRET_ENDINGS: [&str; 5] = [
+        "jaas.config",
+        "user.info",
+        "keystore.key",
+        "key.pem",
+        "oauthbearer.config",
+    ];
     const SECRET_WORDS: [&str; 5] = ["pass", "pwd", "secret", "credential", "token"];
     let name = name.trim().to_ascii_lowercase();
     SECRET_ENDINGS.iter().any(|ending| name.ends_with(ending))
@@ -162,10 +169,18 @@ mod tests {
             "ssl.key.password",
             "sasl.jaas.config",
             "basic.auth.user.info",
+            "sasl.oauthbearer.config",
+            "kafka.sasl.oauthbearer.config",
+            "sasl.oauthbearer.client.secret",
         ] {
             assert!(is_secret_name(name), "{name}");
         }
-        for name in ["bootstrap.servers", "acks", "security.protocol"] {
+        for name in [
+            "bootstrap.servers",
+            "acks",
+            "security.protocol",
+            "sasl.oauthbearer.method",
+        ] {
             assert!(!is_secret_name(name), "{name}");
         }
     }
