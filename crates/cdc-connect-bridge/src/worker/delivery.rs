@@ -103,14 +103,19 @@ impl Delivery {
         store: Arc<KafkaOffsetStore>,
         admin: Option<TopicAdmin>,
         stats: Arc<TaskStats>,
-    ) -> Delivery {
-        let committer = (mode == DeliveryMode::AtLeastOnce)
-            .then(|| OffsetCommitter::start(Arc::clone(&store), Arc::clone(&stats)));
+    ) -> Result<Delivery, TaskError> {
+        let committer = match mode {
+            DeliveryMode::AtLeastOnce => Some(
+                OffsetCommitter::start(Arc::clone(&store), Arc::clone(&stats))
+                    .map_err(|e| TaskError::OffsetsThread(e.to_string()))?,
+            ),
+            DeliveryMode::ExactlyOnce => None,
+        };
         let topics = crate::worker::kafka::side_topic_specs(config)
             .into_iter()
             .map(|spec| spec.name)
             .collect();
-        Delivery {
+        Ok(Delivery {
             mode,
             builder: RecordBuilder::new(settings),
             producer,
@@ -131,7 +136,7 @@ impl Delivery {
             max_in_flight: usize::try_from(config.poll.max_records)
                 .unwrap_or(2000)
                 .max(1),
-        }
+        })
     }
 
     /// Whether the task may stop here without cutting an Oracle transaction.
@@ -507,14 +512,19 @@ struct CommitterSlot {
 }
 
 impl OffsetCommitter {
-    fn start(store: Arc<KafkaOffsetStore>, stats: Arc<TaskStats>) -> OffsetCommitter {
+    fn start(
+        store: Arc<KafkaOffsetStore>,
+        stats: Arc<TaskStats>,
+    ) -> std::io::Result<OffsetCommitter> {
         let shared = Arc::new(CommitterState::default());
         let state = Arc::clone(&shared);
         let thread = std::thread::Builder::new()
             .name("oracle-cdc-offsets".into())
-            .spawn(move || commit_offsets(&state, &store, &stats))
-            .ok();
-        OffsetCommitter { shared, thread }
+            .spawn(move || commit_offsets(&state, &store, &stats))?;
+        Ok(OffsetCommitter {
+            shared,
+            thread: Some(thread),
+        })
     }
 
     fn offer(&self, position: Arc<Position>) {

@@ -64,6 +64,9 @@ pub enum TaskError {
     Database(String),
     #[error("the mining thread ended unexpectedly")]
     MiningThread,
+    /// The thread that writes at-least-once offsets could not be started.
+    #[error("the offsets thread could not start: {0}")]
+    OffsetsThread(String),
 }
 
 macro_rules! boxed_from {
@@ -266,6 +269,16 @@ fn run_with_source<S: RedoSource + Send + 'static>(
         .map_err(|e| TaskError::Database(e.to_string()))?
         .name;
 
+    // before the mining thread: a delivery that cannot start leaves nothing running
+    let mut delivery = Delivery::new(
+        mode,
+        config,
+        RecordSettings::from_config(config, &database),
+        producer,
+        store,
+        admin,
+        Arc::clone(stats),
+    )?;
     let capacity = usize::try_from(config.poll.max_records)
         .unwrap_or(2000)
         .max(1)
@@ -281,15 +294,6 @@ fn run_with_source<S: RedoSource + Send + 'static>(
             .map_err(|_| TaskError::MiningThread)?
     };
 
-    let mut delivery = Delivery::new(
-        mode,
-        config,
-        RecordSettings::from_config(config, &database),
-        producer,
-        store,
-        admin,
-        Arc::clone(stats),
-    );
     let delivered = deliver(&mut delivery, &rx, stats, signals, config);
     // Stop mining: a step in progress finds the queue closed.
     mining_stop.store(true, Ordering::SeqCst);
