@@ -551,18 +551,27 @@ impl TransactionBuffer {
         Ok(())
     }
 
-    /// Notes a change the caller holds back for a moment (it will be appended, merged with
-    /// the row that follows, before the transaction ends): the transaction exists and pins the
-    /// restart position from that change on, exactly as if it had been appended.
-    pub fn pin_change(&mut self, key: ConXid, scn: Scn, addr: RedoAddr) -> Result<(), BufferError> {
+    /// The transaction a change row belongs to, opened (without a START) if it is new; `None`
+    /// for rows the buffer ignores (the all-zero XID, an unknown XIDSQN with no match).
+    fn txn_for_change(&mut self, key: ConXid) -> Result<Option<ConXid>, BufferError> {
         self.check_usable()?;
         let Some(key) = self.resolve(key, "change") else {
-            return Ok(());
+            return Ok(None);
         };
         if !self.transactions.contains_key(&key) {
             let txn = self.new_txn(key, None);
             self.transactions.insert(key, txn);
         }
+        Ok(Some(key))
+    }
+
+    /// Notes a change the caller holds back for a moment (it will be appended, merged with
+    /// the row that follows, before the transaction ends): the transaction exists and pins the
+    /// restart position from that change on, exactly as if it had been appended.
+    pub fn pin_change(&mut self, key: ConXid, scn: Scn, addr: RedoAddr) -> Result<(), BufferError> {
+        let Some(key) = self.txn_for_change(key)? else {
+            return Ok(());
+        };
         if let Some(txn) = self.transactions.get_mut(&key) {
             txn.note_row(scn, addr);
             txn.first_change.get_or_insert((scn, addr));
@@ -573,14 +582,9 @@ impl TransactionBuffer {
     /// Appends a change (in redo order within its transaction). May spill transactions to
     /// bring the heap back within the budget.
     pub fn append(&mut self, key: ConXid, event: ChangeEvent) -> Result<(), BufferError> {
-        self.check_usable()?;
-        let Some(key) = self.resolve(key, "change") else {
+        let Some(key) = self.txn_for_change(key)? else {
             return Ok(());
         };
-        if !self.transactions.contains_key(&key) {
-            let txn = self.new_txn(key, None);
-            self.transactions.insert(key, txn);
-        }
         self.counters.appended_changes += 1;
         self.buffered_events += 1;
         let spilled = {

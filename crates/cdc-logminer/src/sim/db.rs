@@ -992,12 +992,7 @@ impl SimDatabase {
         let scn = self.next_scn();
         let mut records: Vec<Record> = self.start_record(session, scn)?.into_iter().collect();
         for (body, mut change) in changes {
-            let ssn = {
-                let tx = self.tx_mut(session)?;
-                let ssn = tx.next_ssn;
-                tx.next_ssn += 1;
-                ssn
-            };
+            let ssn = self.next_ssn(session)?;
             change.ssn = ssn;
             change.scn = scn;
             records.push(self.record(session, scn, ssn, false, body)?);
@@ -1005,6 +1000,14 @@ impl SimDatabase {
         }
         self.emit(session, Group { records });
         Ok(())
+    }
+
+    /// The next SSN of the session's transaction (a per-transaction counter from 1).
+    fn next_ssn(&mut self, session: &str) -> Result<u64, SimError> {
+        let tx = self.tx_mut(session)?;
+        let ssn = tx.next_ssn;
+        tx.next_ssn += 1;
+        Ok(ssn)
     }
 
     /// The START row of the session's transaction at `scn`, if it has not been written yet.
@@ -1264,15 +1267,10 @@ impl SimDatabase {
     /// SSN; an undo of the change pairs with it.
     fn statement_continuation(&mut self, session: &str, body: Body) -> Result<(), SimError> {
         let scn = self.next_scn();
-        let ssn = {
-            let tx = self.tx_mut(session)?;
-            let ssn = tx.next_ssn;
-            tx.next_ssn += 1;
-            if let Some(c) = tx.changes.last_mut() {
-                c.ssn = ssn;
-            }
-            ssn
-        };
+        let ssn = self.next_ssn(session)?;
+        if let Some(c) = self.tx_mut(session)?.changes.last_mut() {
+            c.ssn = ssn;
+        }
         let record = self.record(session, scn, ssn, false, body)?;
         self.emit(
             session,
@@ -1320,12 +1318,7 @@ impl SimDatabase {
         for body in bodies {
             let scn = self.next_scn();
             first.get_or_insert(scn);
-            let ssn = {
-                let tx = self.tx_mut(session)?;
-                let ssn = tx.next_ssn;
-                tx.next_ssn += 1;
-                ssn
-            };
+            let ssn = self.next_ssn(session)?;
             let record = self.record(session, scn, ssn, false, body)?;
             self.emit(
                 session,
