@@ -313,20 +313,7 @@ fn where_list(layout: &TableLayout, values: &[String]) -> String {
 
 /// `tables` layouts of 5–40 columns and `rows` rows over them.
 pub fn corpus(seed: u64, tables: usize, rows: usize) -> (Vec<Arc<TableLayout>>, Vec<MinedRow>) {
-    let mut rng = Rng::new(seed);
-    let layouts: Vec<Arc<TableLayout>> = (0..tables.max(1))
-        .map(|i| {
-            let n = 5 + rng.below(36) as usize;
-            corpus_table(i, n, &mut rng)
-        })
-        .collect();
-    let rows = (0..rows)
-        .map(|_| {
-            let l = &layouts[rng.below(layouts.len() as u64) as usize];
-            corpus_row(&mut rng, l)
-        })
-        .collect();
-    (layouts, rows)
+    corpus_with(seed, tables, rows, 5, 36)
 }
 
 /// `tables` layouts of 4–8 columns and `rows` rows over them: rows of a few hundred bytes,
@@ -336,10 +323,21 @@ pub fn small_corpus(
     tables: usize,
     rows: usize,
 ) -> (Vec<Arc<TableLayout>>, Vec<MinedRow>) {
+    corpus_with(seed, tables, rows, 4, 5)
+}
+
+/// Layouts of `min_columns` up to `min_columns + spread - 1` columns, and rows over them.
+fn corpus_with(
+    seed: u64,
+    tables: usize,
+    rows: usize,
+    min_columns: usize,
+    spread: u64,
+) -> (Vec<Arc<TableLayout>>, Vec<MinedRow>) {
     let mut rng = Rng::new(seed);
     let layouts: Vec<Arc<TableLayout>> = (0..tables.max(1))
         .map(|i| {
-            let n = 4 + rng.below(5) as usize;
+            let n = min_columns + rng.below(spread) as usize;
             corpus_table(i, n, &mut rng)
         })
         .collect();
