@@ -39,6 +39,7 @@ use cdc_core::{ChangeEvent, ConXid, RedoAddr, Scn};
 
 use crate::codec::{CodecError, Frame, FrameReader, FrameRef, UndoRecord, append_frame};
 use crate::error::{BufferError, TxnSummary};
+use crate::pins::{Pin, PinIndex};
 use crate::policy::ReleasedLedger;
 use crate::size::change_heap_bytes;
 use crate::spill::{self, SpillReader, SpillWriter};
@@ -295,6 +296,22 @@ impl Txn {
         self.ops += 1;
         self.last_row = Some((scn, addr));
     }
+
+    /// See [`TxnView::resume_pin`].
+    fn resume_pin(&self) -> Option<Pin> {
+        if let Some(mark) = self.journaled {
+            return Some((mark.scn, mark.addr));
+        }
+        let start = self
+            .start
+            .as_ref()
+            .and_then(|s| s.addr.map(|addr| (s.scn, addr)));
+        match (start, self.first_change) {
+            (Some((s1, a1)), Some((s2, a2))) => Some((s1.min(s2), a1.min(a2))),
+            (Some(pin), None) | (None, Some(pin)) => Some(pin),
+            (None, None) => None,
+        }
+    }
 }
 
 /// A read-only view of one open transaction, for the engine's resume rule, the journal and
@@ -348,19 +365,7 @@ impl<'a> TxnView<'a> {
     /// once journaled, otherwise the lower SCN and the lower address of its START row and its
     /// first change. `None` for an entry with neither (nothing to rebuild).
     pub fn resume_pin(&self) -> Option<(Scn, RedoAddr)> {
-        if let Some(mark) = self.txn.journaled {
-            return Some((mark.scn, mark.addr));
-        }
-        let start = self
-            .txn
-            .start
-            .as_ref()
-            .and_then(|s| s.addr.map(|addr| (s.scn, addr)));
-        match (start, self.txn.first_change) {
-            (Some((s1, a1)), Some((s2, a2))) => Some((s1.min(s2), a1.min(a2))),
-            (Some(pin), None) | (None, Some(pin)) => Some(pin),
-            (None, None) => None,
-        }
+        self.txn.resume_pin()
     }
 
     /// Changes it holds (see [`BufferMetrics::buffered_events`] for spilled ones).
@@ -435,7 +440,10 @@ impl CommitSummary {
 /// The transaction buffer. Single-threaded: the mining thread owns it.
 pub struct TransactionBuffer {
     settings: BufferSettings,
-    transactions: HashMap<ConXid, Txn>,
+    /// Looked up for every mined row: foldhash rather than SipHash (the keys are ours).
+    transactions: foldhash::HashMap<ConXid, Txn>,
+    /// The resume pins of `transactions`, ordered: kept in step with every change of a pin.
+    pins: PinIndex,
     heap_bytes: u64,
     buffered_events: u64,
     spilled_transactions: u64,
@@ -494,7 +502,8 @@ impl TransactionBuffer {
         }
         Ok(TransactionBuffer {
             settings,
-            transactions: HashMap::new(),
+            transactions: foldhash::HashMap::default(),
+            pins: PinIndex::default(),
             heap_bytes: 0,
             buffered_events: 0,
             spilled_transactions: 0,
@@ -539,12 +548,17 @@ impl TransactionBuffer {
             return Ok(());
         };
         match self.transactions.get_mut(&key) {
-            Some(txn) if txn.start.is_none() => txn.start = Some(start),
+            Some(txn) if txn.start.is_none() => {
+                let before = txn.resume_pin();
+                txn.start = Some(start);
+                self.pins.replace(before, txn.resume_pin());
+            }
             Some(_) => {
                 tracing::debug!(xid = %key, "second START row for an open transaction ignored")
             }
             None => {
                 let txn = self.new_txn(key, Some(start));
+                self.pins.replace(None, txn.resume_pin());
                 self.transactions.insert(key, txn);
             }
         }
@@ -574,7 +588,11 @@ impl TransactionBuffer {
         };
         if let Some(txn) = self.transactions.get_mut(&key) {
             txn.note_row(scn, addr);
-            txn.first_change.get_or_insert((scn, addr));
+            if txn.first_change.is_none() {
+                let before = txn.resume_pin();
+                txn.first_change = Some((scn, addr));
+                self.pins.replace(before, txn.resume_pin());
+            }
         }
         Ok(())
     }
@@ -592,7 +610,11 @@ impl TransactionBuffer {
                 return Ok(());
             };
             txn.note_row(event.scn, event.addr);
-            txn.first_change.get_or_insert((event.scn, event.addr));
+            if txn.first_change.is_none() {
+                let before = txn.resume_pin();
+                txn.first_change = Some((event.scn, event.addr));
+                self.pins.replace(before, txn.resume_pin());
+            }
             txn.events += 1;
             match &mut txn.store {
                 Store::Heap(log) => {
@@ -674,6 +696,7 @@ impl TransactionBuffer {
         let Some(txn) = self.transactions.remove(&key) else {
             return Ok(false);
         };
+        self.pins.replace(txn.resume_pin(), None);
         self.counters.rolled_back += 1;
         self.drop_txn(txn)?;
         Ok(true)
@@ -690,6 +713,7 @@ impl TransactionBuffer {
         let Some(txn) = self.transactions.remove(&key) else {
             return Ok(None);
         };
+        self.pins.replace(txn.resume_pin(), None);
         let summary = txn.summary();
         self.counters.released += 1;
         self.drop_txn(txn)?;
@@ -710,6 +734,7 @@ impl TransactionBuffer {
         let Some(txn) = self.transactions.remove(&key) else {
             return Ok(None);
         };
+        self.pins.replace(txn.resume_pin(), None);
         self.counters.committed += 1;
         self.buffered_events -= txn.events;
         let data_bytes = txn.heap_bytes() + txn.disk_bytes();
@@ -752,7 +777,9 @@ impl TransactionBuffer {
     pub fn mark_journaled(&mut self, key: ConXid, mark: JournalMark) -> bool {
         match self.transactions.get_mut(&key) {
             Some(txn) => {
+                let before = txn.resume_pin();
                 txn.journaled = Some(mark);
+                self.pins.replace(before, txn.resume_pin());
                 true
             }
             None => false,
@@ -762,6 +789,17 @@ impl TransactionBuffer {
     /// Every open transaction, in no particular order.
     pub fn open_transactions(&self) -> impl Iterator<Item = TxnView<'_>> {
         self.transactions.values().map(|txn| TxnView { txn })
+    }
+
+    /// The lowest SCN and the lowest redo address that the open transactions other than
+    /// `except` hold the resume point at (each the minimum over their
+    /// [`TxnView::resume_pin`]s); `None` when none holds it. Read from an ordered index, not
+    /// by visiting the transactions.
+    pub fn resume_floor(&self, except: Option<ConXid>) -> Option<(Scn, RedoAddr)> {
+        let except = except
+            .and_then(|key| self.transactions.get(&key))
+            .and_then(Txn::resume_pin);
+        self.pins.floor_without(except)
     }
 
     pub fn transaction(&self, key: ConXid) -> Option<TxnView<'_>> {

@@ -25,6 +25,7 @@
 pub mod buffer;
 pub mod codec;
 pub mod error;
+mod pins;
 pub mod policy;
 pub mod size;
 pub mod spill;

@@ -307,6 +307,15 @@ fn run(budget: u64, ops: Vec<Op>) -> Result<(), TestCaseError> {
             budget
         );
         prop_assert_eq!(m.open_transactions, model.open.len() as u64);
+        // the ordered pin index answers as a visit of every open transaction would
+        for except in keys.iter().copied().map(Some).chain([None]) {
+            let fold = buffer
+                .open_transactions()
+                .filter(|t| Some(t.key()) != except)
+                .filter_map(|t| t.resume_pin())
+                .reduce(|a, b| (a.0.min(b.0), a.1.min(b.1)));
+            prop_assert_eq!(buffer.resume_floor(except), fold);
+        }
         let spilled = buffer
             .open_transactions()
             .filter(|t| t.is_spilled())

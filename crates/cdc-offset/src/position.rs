@@ -374,10 +374,16 @@ impl Position {
     #[must_use]
     pub fn at_record(&self, resume: ResumePoint, commit: LastCommit) -> Position {
         let mut position = self.clone();
-        position.resume = resume;
-        position.last_commit = Some(commit);
-        position.first_start = None;
+        position.set_record(resume, commit);
         position
+    }
+
+    /// [`Position::at_record`] in place, for a caller that keeps the newest position and hands
+    /// out copies of it.
+    pub fn set_record(&mut self, resume: ResumePoint, commit: LastCommit) {
+        self.resume = resume;
+        self.last_commit = Some(commit);
+        self.first_start = None;
     }
 
     /// The position a heartbeat, ops, journal or DLQ record carries between transactions: the

@@ -460,12 +460,16 @@ pub struct CaptureEngine<S: RedoSource> {
     pool: DecodePool,
     decode_options: DecodeOptions,
     /// Captured (container, DATA_OBJ#) → table.
-    objects: HashMap<(ConId, ObjectId), TableId>,
+    ///
+    /// The maps looked up for every row hash with foldhash: SipHash's resistance to chosen keys
+    /// is not needed for keys that come from our own dictionary queries, and it cost about a
+    /// tenth of the engine's time.
+    objects: foldhash::HashMap<(ConId, ObjectId), TableId>,
     /// Current schema version of each captured table.
-    tables: HashMap<TableId, DecodeTable>,
+    tables: foldhash::HashMap<TableId, DecodeTable>,
     /// Every schema version decoded with, so a change committed after its table changed (or
-    /// was dropped) is published with the layout it was decoded with.
-    layouts: HashMap<(TableId, u32), Arc<TableLayout>>,
+    /// was dropped) is published with the layout it was decoded with. Oldest first.
+    layouts: foldhash::HashMap<TableId, Vec<Arc<TableLayout>>>,
     next_version: HashMap<TableId, u32>,
     identity: DbIdentity,
     cursor: Cursor,
@@ -476,14 +480,17 @@ pub struct CaptureEngine<S: RedoSource> {
     skip: SkipRule,
     first_start: Option<cdc_offset::FirstStart>,
     /// START SCNs of transactions whose START row was mined (first-start rule).
-    start_scns: HashMap<ConXid, Scn>,
+    start_scns: foldhash::HashMap<ConXid, Scn>,
     /// INSERTs of rows with LOB locators (ROW_ID `AAAAAAAAAAAAAAAAAA`), held until their
     /// transaction's next data row: the locator UPDATE of the same row merges into them.
-    held_lob_inserts: HashMap<ConXid, ChangeEvent>,
+    held_lob_inserts: foldhash::HashMap<ConXid, ChangeEvent>,
     last_record_ms: u64,
     orphans: OrphanDetector,
     backoff: Backoff,
     remines: u32,
+    /// Rows the last step read: the next step's row vector starts that large, so that a
+    /// step's rows are not copied over and over as the vector grows.
+    last_step_rows: usize,
     metrics: EngineMetrics,
     started: bool,
 }
@@ -543,18 +550,19 @@ impl<S: RedoSource> CaptureEngine<S> {
             clock,
             buffer,
             pool,
-            objects: HashMap::new(),
-            tables: HashMap::new(),
-            layouts: HashMap::new(),
+            objects: foldhash::HashMap::default(),
+            tables: foldhash::HashMap::default(),
+            layouts: foldhash::HashMap::default(),
             next_version: HashMap::new(),
             identity,
             cursor,
             session_started_ms: None,
             position,
-            start_scns: HashMap::new(),
-            held_lob_inserts: HashMap::new(),
+            start_scns: foldhash::HashMap::default(),
+            held_lob_inserts: foldhash::HashMap::default(),
             last_record_ms: now,
             remines: 0,
+            last_step_rows: 0,
             metrics: EngineMetrics::default(),
             started: false,
         };
@@ -703,7 +711,7 @@ impl<S: RedoSource> CaptureEngine<S> {
             // LOB values are not assembled yet (cdc.lob.mode=skip)
             lob_rows: false,
         };
-        let mut rows: Vec<MinedRow> = Vec::new();
+        let mut rows: Vec<MinedRow> = Vec::with_capacity(self.last_step_rows);
         let mut ddl_text = String::new();
         let mut cut = false;
         let table_filter = Arc::clone(&self.settings.table_filter);
@@ -726,6 +734,7 @@ impl<S: RedoSource> CaptureEngine<S> {
                 ControlFlow::Continue(())
             }
         })?;
+        self.last_step_rows = rows.len();
         let rows = join_continuations(rows).map_err(|e| ReadError::Stop(e.into()))?;
         Ok(ReadStep { rows, cut })
     }
@@ -872,7 +881,9 @@ impl<S: RedoSource> CaptureEngine<S> {
             return Ok(0);
         }
         let key = row.con_xid();
-        if let Some(held) = self.held_lob_inserts.remove(&key) {
+        if !self.held_lob_inserts.is_empty()
+            && let Some(held) = self.held_lob_inserts.remove(&key)
+        {
             if let (Operation::Update, false, Ok(Decoded::Change(update))) =
                 (row.operation, row.rollback, &decoded)
                 && let Some(merged) = merge_locator_update(&held, update)
@@ -1110,13 +1121,13 @@ impl<S: RedoSource> CaptureEngine<S> {
         let commit_addr = self.row_addr(row)?;
         let decision = self.skip.decide(commit_addr, row.scn);
         let mined_to = RedoMark::new(commit_addr, row.scn);
-        // holds of the other open transactions: fixed while this commit is emitted
-        let other_holds: Vec<RedoMark> = self
+        // holds of the other open transactions: fixed while this commit is emitted; the resume
+        // candidate takes the lowest address and the lowest SCN of them, which the buffer
+        // keeps ordered
+        let other_holds = self
             .buffer
-            .open_transactions()
-            .filter(|t| t.key() != key)
-            .filter_map(|t| t.resume_pin().map(|(scn, addr)| RedoMark::new(addr, scn)))
-            .collect();
+            .resume_floor(Some(key))
+            .map(|(scn, addr)| RedoMark::new(addr, scn));
         let own_hold = self
             .buffer
             .transaction(key)
@@ -1168,11 +1179,12 @@ impl<S: RedoSource> CaptureEngine<S> {
             let layout = layout_for(&self.layouts, &event);
             let resume = record_resume(
                 mined_to,
-                other_holds.iter().copied(),
+                other_holds,
                 own_hold,
                 RecordPlace::of(this, event_count),
             );
-            let position = self.position.at_record(
+            // in place: the same as `at_record`, with one copy of the position per record
+            self.position.set_record(
                 resume,
                 LastCommit {
                     scn: row.scn,
@@ -1189,10 +1201,9 @@ impl<S: RedoSource> CaptureEngine<S> {
                     event_index: this,
                     layout,
                 }),
-                position: position.clone(),
+                position: self.position.clone(),
             };
             sink.accept(record)?;
-            self.position = position;
             emitted += 1;
         }
         stream.finish()?;
@@ -1243,7 +1254,7 @@ impl<S: RedoSource> CaptureEngine<S> {
                 (pdbs.is_empty() || t.pdb.as_ref().is_some_and(|p| pdbs.contains(p))) && filter(t)
             })
             .map_err(source_stop)?;
-        let mut objects = HashMap::new();
+        let mut objects = foldhash::HashMap::default();
         let mut tables: Vec<TableId> = Vec::new();
         let mut seen = HashSet::new();
         for object in captured {
@@ -1253,7 +1264,7 @@ impl<S: RedoSource> CaptureEngine<S> {
             objects.insert((object.con, object.object), object.table);
         }
         let layouts = self.source.table_layouts(&tables).map_err(source_stop)?;
-        let mut decode_tables = HashMap::new();
+        let mut decode_tables = foldhash::HashMap::default();
         for layout in layouts {
             let table = layout.table.clone();
             let unchanged = self.tables.get(&table).filter(|current| {
@@ -1276,7 +1287,10 @@ impl<S: RedoSource> CaptureEngine<S> {
                 }
             };
             let layout = Arc::clone(decode_table.layout());
-            self.layouts.insert((table.clone(), layout.version), layout);
+            let versions = self.layouts.entry(table.clone()).or_default();
+            if !versions.iter().any(|v| v.version == layout.version) {
+                versions.push(layout);
+            }
             decode_tables.insert(table, decode_table);
         }
         self.objects = objects;
@@ -1373,11 +1387,10 @@ impl<S: RedoSource> CaptureEngine<S> {
 
     /// The resume candidate between transactions.
     fn current_resume(&self) -> ResumePoint {
-        let holds: Vec<RedoMark> = self
+        let holds = self
             .buffer
-            .open_transactions()
-            .filter_map(|t| t.resume_pin().map(|(scn, addr)| RedoMark::new(addr, scn)))
-            .collect();
+            .resume_floor(None)
+            .map(|(scn, addr)| RedoMark::new(addr, scn));
         match self.cursor.mined_to {
             Some(mined_to) => resume_candidate(mined_to, holds),
             None => self.position.resume,
@@ -1414,19 +1427,19 @@ impl<S: RedoSource> CaptureEngine<S> {
 
 /// The schema version a change was decoded with.
 fn layout_for(
-    layouts: &HashMap<(TableId, u32), Arc<TableLayout>>,
+    layouts: &foldhash::HashMap<TableId, Vec<Arc<TableLayout>>>,
     event: &ChangeEvent,
 ) -> Arc<TableLayout> {
-    let key = (
-        TableId::clone(&event.change.table),
-        event.change.schema_version,
-    );
-    match layouts.get(&key) {
+    let version = event.change.schema_version;
+    let found = layouts
+        .get(&*event.change.table)
+        .and_then(|versions| versions.iter().rev().find(|l| l.version == version));
+    match found {
         Some(layout) => Arc::clone(layout),
         // unreachable: every decode table's layout is registered when it is made
         None => Arc::new(TableLayout {
-            table: key.0,
-            version: key.1,
+            table: TableId::clone(&event.change.table),
+            version,
             valid_from: Scn::ZERO,
             columns: Vec::new(),
             key: Vec::new(),
@@ -1462,7 +1475,7 @@ enum StepFailure {
 fn ddl_ends_step(
     row: &MinedRow,
     info: &DdlInfo,
-    objects: &HashMap<(ConId, ObjectId), TableId>,
+    objects: &foldhash::HashMap<(ConId, ObjectId), TableId>,
     table_filter: &(dyn Fn(&TableId) -> bool + Send + Sync),
 ) -> bool {
     // a changed layout must decode the rows after it, so a column change of a captured table
