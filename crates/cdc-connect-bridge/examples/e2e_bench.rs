@@ -69,6 +69,10 @@ use rdkafka::message::{DeliveryResult, Header, Headers, Message, OwnedHeaders};
 use rdkafka::producer::{BaseRecord, Producer, ProducerContext, ThreadedProducer};
 use rdkafka::{ClientConfig, ClientContext, Offset, TopicPartitionList};
 
+/// The allocator of the `oracle-cdc` binary, so the bench measures what ships.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 type Error = Box<dyn std::error::Error>;
 
 /// How long one connector run, bare run or read-back may take before the bench gives up.

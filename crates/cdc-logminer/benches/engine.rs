@@ -4,6 +4,7 @@
 //! - `engine/changes`: a finished simulated database (random workload, private strands,
 //!   savepoints, rollbacks) captured from its oldest log to the end, the mining answers
 //!   rendered beforehand: decode, buffer, commit, positions and records — the engine's own cost.
+//! - `engine/changes_decode_threads_2`: the same with two decode threads.
 //! - `engine/changes_with_sim`: the same with the simulator rendering SQL_REDO at every query
 //!   (the simulator stands for Oracle and LogMiner, whose cost is not ours).
 //! - `engine/sim_mine_only_rows`: the simulator alone answering the mining query (its share).
@@ -30,6 +31,11 @@ use cdc_logminer::source::{
     SourceError, TableFilter,
 };
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+
+/// The allocator of the `oracle-cdc` binary, so the bench measures what ships. A service that
+/// embeds the engine brings its own; docs/benchmarks.md also gives the figures with glibc's.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 const CHANGES: u64 = 20_000;
 
@@ -137,7 +143,7 @@ impl RedoSource for Rendered {
 }
 
 fn capture<S: RedoSource>(source: S, spill: &std::path::Path, start: cdc_core::Scn) -> u64 {
-    capture_keep(source, spill, start).0
+    capture_keep(source, spill, start, 1).0
 }
 
 /// [`capture`], handing the engine back so that a benchmark drops it (and the simulated
@@ -146,12 +152,14 @@ fn capture_keep<S: RedoSource>(
     source: S,
     spill: &std::path::Path,
     start: cdc_core::Scn,
+    decode_threads: usize,
 ) -> (u64, CaptureEngine<S>) {
     let clock = ManualClock::default();
     let mut settings = EngineSettings::new("bench", "bench", captured);
     settings.buffer.spill_dir = spill.to_path_buf();
     settings.start_scn = Some(start);
     settings.max_logs_per_step = 64;
+    settings.decode_threads = decode_threads;
     let mut engine = CaptureEngine::open(source, settings, None, Box::new(clock.clone())).unwrap();
     let mut records = Vec::with_capacity(CHANGES as usize);
     let mut changes = 0;
@@ -234,7 +242,16 @@ fn bench(c: &mut Criterion) {
     group.bench_function("changes", |b| {
         b.iter_batched(
             rendered,
-            |s| black_box(capture_keep(s, spill.path(), start)),
+            |s| black_box(capture_keep(s, spill.path(), start, 1)),
+            criterion::BatchSize::LargeInput,
+        )
+    });
+    // `cdc.mining.decode.threads=2`: on two cores the default (cores - 1) is one thread,
+    // which leaves a core to the Kafka side of the binary; an embedding service may give both
+    group.bench_function("changes_decode_threads_2", |b| {
+        b.iter_batched(
+            rendered,
+            |s| black_box(capture_keep(s, spill.path(), start, 2)),
             criterion::BatchSize::LargeInput,
         )
     });
