@@ -233,6 +233,11 @@ pub const SERIES: &[Series] = &[
         |s| s.engine.step_cuts,
     ),
     counter(
+        "pipelined_steps",
+        "Mining steps decoded on a thread of their own while they were applied",
+        |s| s.engine.pipelined_steps,
+    ),
+    counter(
         "step_retries",
         "Mining steps mined again from the same cursor after an error",
         |s| s.engine.step_retries,

@@ -10,8 +10,19 @@ use cdc_logminer::sim::{SimConfig, WorkloadConfig};
 use engine_support::*;
 
 fn check(seed: u64, config: SimConfig, workload: WorkloadConfig) {
-    let (_, transactions) = check_with(seed, config, workload, |_| {});
-    assert!(transactions > 100, "only {transactions} transactions");
+    let outcome = check_with(seed, config, workload, |_| {});
+    assert!(
+        outcome.transactions > 100,
+        "only {} transactions",
+        outcome.transactions
+    );
+}
+
+/// What a checked capture did.
+struct Outcome {
+    buffer: cdc_buffer::BufferMetrics,
+    engine: cdc_logminer::engine::EngineMetrics,
+    transactions: usize,
 }
 
 fn check_with(
@@ -19,13 +30,24 @@ fn check_with(
     config: SimConfig,
     workload: WorkloadConfig,
     edit: impl FnOnce(&mut cdc_logminer::engine::EngineSettings),
-) -> (cdc_buffer::BufferMetrics, usize) {
+) -> Outcome {
+    check_polled(seed, config, workload, 16, edit)
+}
+
+/// [`check_with`] with `per_poll` workload events run at each query of the current SCN.
+fn check_polled(
+    seed: u64,
+    config: SimConfig,
+    workload: WorkloadConfig,
+    per_poll: usize,
+    edit: impl FnOnce(&mut cdc_logminer::engine::EngineSettings),
+) -> Outcome {
     let spill = tempfile::tempdir().unwrap();
     let clock = ManualClock::default();
     let mut s = settings(&spill);
     s.pdbs = config.pdbs.clone();
     edit(&mut s);
-    let source = source(seed, config, workload, 16);
+    let source = source(seed, config, workload, per_poll);
     let mut engine = CaptureEngine::open(source, s, None, Box::new(clock.clone())).unwrap();
     let mut records = Vec::new();
     run_until_quiet(&mut engine, &clock, &mut records, 5).unwrap();
@@ -46,7 +68,11 @@ fn check_with(
         records.len()
     );
     assert_same(&delivered(&records), &expected);
-    (engine.buffer_metrics(), expected.len())
+    Outcome {
+        buffer: engine.buffer_metrics(),
+        engine: engine.metrics(),
+        transactions: expected.len(),
+    }
 }
 
 #[test]
@@ -60,6 +86,36 @@ fn random_workload_equals_truth() {
             ..WorkloadConfig::default()
         },
     );
+}
+
+/// A database that runs thousands of statements between two looks at its current SCN gives
+/// steps of thousands of rows, which are decoded on a thread of their own while they are
+/// applied (with one decode thread, and with a pool of two inside it): the records are the
+/// truth all the same.
+#[test]
+fn large_steps_decoded_while_applied_equal_truth() {
+    for threads in [1, 2] {
+        let outcome = check_polled(
+            14,
+            SimConfig::default(),
+            WorkloadConfig {
+                changes: 8000,
+                ddl_rate: 0.0,
+                ..WorkloadConfig::default()
+            },
+            2500,
+            |s| {
+                s.decode_threads = threads;
+                s.max_logs_per_step = 64;
+            },
+        );
+        assert!(
+            outcome.engine.pipelined_steps >= 1,
+            "no step was large enough to be decoded alongside ({threads} threads): {:?}",
+            outcome.engine
+        );
+        assert!(outcome.transactions > 100);
+    }
 }
 
 #[test]
@@ -80,7 +136,7 @@ fn several_pdbs_with_the_same_xids() {
 
 #[test]
 fn huge_and_long_transactions_spill_within_the_budget() {
-    let (metrics, _) = check_with(
+    let metrics = check_with(
         13,
         SimConfig {
             log_size_bytes: 64 * 1024,
@@ -94,7 +150,8 @@ fn huge_and_long_transactions_spill_within_the_budget() {
             ..WorkloadConfig::default()
         },
         |s| s.buffer.memory_max_bytes = 256 * 1024,
-    );
+    )
+    .buffer;
     assert!(
         metrics.spills >= 1,
         "the huge transaction spilled: {metrics:?}"

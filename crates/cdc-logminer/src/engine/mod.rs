@@ -411,6 +411,8 @@ pub struct EngineMetrics {
     pub step_retries: u64,
     pub step_timeouts: u64,
     pub step_cuts: u64,
+    /// Steps decoded on a thread of their own while they were applied (large steps).
+    pub pipelined_steps: u64,
     pub reconnects: u64,
     pub session_recycles: u64,
     pub transactions_committed: u64,
@@ -457,16 +459,19 @@ pub struct CaptureEngine<S: RedoSource> {
     settings: EngineSettings,
     clock: Box<dyn Clock>,
     buffer: TransactionBuffer,
-    pool: DecodePool,
+    /// Shared with the thread that decodes a step while it is applied.
+    pool: Arc<DecodePool>,
     decode_options: DecodeOptions,
     /// Captured (container, DATA_OBJ#) → table.
     ///
     /// The maps looked up for every row hash with foldhash: SipHash's resistance to chosen keys
     /// is not needed for keys that come from our own dictionary queries, and it cost about a
     /// tenth of the engine's time.
-    objects: foldhash::HashMap<(ConId, ObjectId), TableId>,
+    /// (Shared, like `tables`, with the thread that decodes a step while it is applied; a
+    /// refresh replaces both between steps.)
+    objects: Arc<foldhash::HashMap<(ConId, ObjectId), TableId>>,
     /// Current schema version of each captured table.
-    tables: foldhash::HashMap<TableId, DecodeTable>,
+    tables: Arc<foldhash::HashMap<TableId, DecodeTable>>,
     /// Every schema version decoded with, so a change committed after its table changed (or
     /// was dropped) is published with the layout it was decoded with. Oldest first.
     layouts: foldhash::HashMap<TableId, Vec<Arc<TableLayout>>>,
@@ -549,9 +554,9 @@ impl<S: RedoSource> CaptureEngine<S> {
             settings,
             clock,
             buffer,
-            pool,
-            objects: foldhash::HashMap::default(),
-            tables: foldhash::HashMap::default(),
+            pool: Arc::new(pool),
+            objects: Arc::default(),
+            tables: Arc::default(),
             layouts: foldhash::HashMap::default(),
             next_version: HashMap::new(),
             identity,
@@ -715,7 +720,7 @@ impl<S: RedoSource> CaptureEngine<S> {
         let mut ddl_text = String::new();
         let mut cut = false;
         let table_filter = Arc::clone(&self.settings.table_filter);
-        let objects = &self.objects;
+        let objects = &*self.objects;
         self.source.mine(&query, &mut |row: MinedRow| {
             let ends_step = row.operation == Operation::Ddl && {
                 ddl_text.push_str(row.sql_redo.as_deref().unwrap_or(""));
@@ -827,35 +832,87 @@ impl<S: RedoSource> CaptureEngine<S> {
 
     // ---- applying a step ------------------------------------------------------------------
 
+    /// Applies a step that was read whole. Decoding is a pure function of the row and the
+    /// step's schema versions (a layout change ends the step), so a large step is decoded in
+    /// chunks on a thread of its own while this thread applies the chunks before, in redo
+    /// order: the records, the errors and the point where an error stops are those of decoding
+    /// the whole step first.
+    ///
+    /// ```text
+    ///  decode thread   [chunk 1][chunk 2][chunk 3] …      (≤ PIPELINE_DEPTH chunks ahead)
+    ///  mining thread            [apply 1][apply 2][apply 3] …
+    /// ```
     fn apply(&mut self, read: ReadStep, sink: &mut dyn RecordSink) -> Result<u64, EngineError> {
         let rows = read.rows;
         self.metrics.rows_mined += rows.len() as u64;
-        let decoded = {
-            let tables = &self.tables;
-            let objects = &self.objects;
-            decode_step(
-                &rows,
-                |row: &MinedRow| {
-                    let object = row.data_obj?;
-                    let table = objects.get(&(row.src_con_id, object))?;
-                    tables.get(table)
-                },
-                &self.decode_options,
-                &self.pool,
-            )
+        let decoder = StepDecoder {
+            objects: Arc::clone(&self.objects),
+            tables: Arc::clone(&self.tables),
+            options: self.decode_options,
+            pool: Arc::clone(&self.pool),
         };
+        let records = if rows.len() >= PIPELINE_MIN_ROWS {
+            std::thread::scope(|scope| {
+                let (done, decoded) = std::sync::mpsc::sync_channel(PIPELINE_DEPTH);
+                let (rows, decoder) = (&rows, &decoder);
+                let feeder = std::thread::Builder::new()
+                    .name("cdc-decode-feed".to_owned())
+                    .spawn_scoped(scope, move || {
+                        for chunk in rows.chunks(PIPELINE_CHUNK_ROWS) {
+                            if done.send(decoder.decode(chunk)).is_err() {
+                                // the mining thread stopped applying (a stop or a closed sink)
+                                break;
+                            }
+                        }
+                    });
+                match feeder {
+                    Ok(_) => {
+                        self.metrics.pipelined_steps += 1;
+                        self.apply_decoded(rows, decoded.iter().flatten(), sink)
+                    }
+                    Err(error) => {
+                        tracing::warn!(%error, "no decode thread; decoding the step first");
+                        self.apply_decoded(rows, decoder.decode(rows).into_iter(), sink)
+                    }
+                }
+            })?
+        } else {
+            let decoded = decoder.decode(&rows);
+            self.apply_decoded(&rows, decoded.into_iter(), sink)?
+        };
+        if read.cut {
+            self.metrics.step_cuts += 1;
+        }
+        Ok(records)
+    }
+
+    /// Applies `rows` with their decoded forms, in order, moving the cursor past each.
+    fn apply_decoded(
+        &mut self,
+        rows: &[MinedRow],
+        mut decoded: impl Iterator<Item = Result<Decoded, DecodeError>>,
+        sink: &mut dyn RecordSink,
+    ) -> Result<u64, EngineError> {
         let mut records = 0;
-        for (row, decoded) in rows.into_iter().zip(decoded) {
-            records += self.apply_row(&row, decoded, sink)?;
+        for row in rows {
+            let Some(decoded) = decoded.next() else {
+                // only if the decode thread died, which the scope then reports as its panic
+                return Err(CdcError::new(
+                    CdcCode::Decode,
+                    format!(
+                        "the decode thread stopped before the row at SCN {} ({})",
+                        row.scn, row.rs_id
+                    ),
+                )
+                .into());
+            };
+            records += self.apply_row(row, decoded, sink)?;
             if let Ok(addr) = row.addr() {
                 self.cursor.bound = RedoBound::After(addr);
                 self.cursor.log_seq = addr.log_seq();
                 self.cursor.mined_to = Some(RedoMark::new(addr, row.scn));
                 self.metrics.mined_to_scn = self.metrics.mined_to_scn.max(row.scn.get());
             }
-        }
-        if read.cut {
-            self.metrics.step_cuts += 1;
         }
         Ok(records)
     }
@@ -1293,8 +1350,8 @@ impl<S: RedoSource> CaptureEngine<S> {
             }
             decode_tables.insert(table, decode_table);
         }
-        self.objects = objects;
-        self.tables = decode_tables;
+        self.objects = Arc::new(objects);
+        self.tables = Arc::new(decode_tables);
         Ok(())
     }
 
@@ -1451,6 +1508,43 @@ fn layout_for(
 struct ReadStep {
     rows: Vec<MinedRow>,
     cut: bool,
+}
+
+/// Steps of at least this many rows are decoded on a thread of their own while they are
+/// applied (see `CaptureEngine::apply`); smaller ones are decoded first.
+const PIPELINE_MIN_ROWS: usize = 2 * PIPELINE_CHUNK_ROWS;
+
+/// Rows a chunk of a pipelined step: large enough that the hand-off is noise (a chunk is a
+/// millisecond or more of decoding), and that a pool of decode threads still shares it
+/// ([`crate::decode::PARALLEL_MIN_ROWS`]).
+const PIPELINE_CHUNK_ROWS: usize = 512;
+
+/// Decoded chunks waiting to be applied, at most: bounds the memory the decode thread runs
+/// ahead with.
+const PIPELINE_DEPTH: usize = 4;
+
+/// What decoding a step needs, owned so that a thread of its own can decode it while the
+/// engine applies it.
+struct StepDecoder {
+    objects: Arc<foldhash::HashMap<(ConId, ObjectId), TableId>>,
+    tables: Arc<foldhash::HashMap<TableId, DecodeTable>>,
+    options: DecodeOptions,
+    pool: Arc<DecodePool>,
+}
+
+impl StepDecoder {
+    fn decode(&self, rows: &[MinedRow]) -> Vec<Result<Decoded, DecodeError>> {
+        decode_step(
+            rows,
+            |row: &MinedRow| {
+                let object = row.data_obj?;
+                let table = self.objects.get(&(row.src_con_id, object))?;
+                self.tables.get(table)
+            },
+            &self.options,
+            &self.pool,
+        )
+    }
 }
 
 enum ReadError {
