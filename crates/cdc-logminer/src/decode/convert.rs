@@ -61,20 +61,8 @@ pub fn convert(literal: &Literal<'_>, column: &ColumnDef) -> Result<Value> {
     }
     match &column.data_type {
         ColumnType::Number | ColumnType::Float => number(literal).map(Value::Number),
-        ColumnType::BinaryFloat => {
-            let t = scalar_text(literal)?;
-            match special_float(t) {
-                Some(v) => Ok(Value::BinaryFloat(v as f32)),
-                None => parse_float::<f32>(t).map(Value::BinaryFloat),
-            }
-        }
-        ColumnType::BinaryDouble => {
-            let t = scalar_text(literal)?;
-            match special_float(t) {
-                Some(v) => Ok(Value::BinaryDouble(v)),
-                None => parse_float::<f64>(t).map(Value::BinaryDouble),
-            }
-        }
+        ColumnType::BinaryFloat => float(scalar_text(literal)?, false),
+        ColumnType::BinaryDouble => float(scalar_text(literal)?, true),
         ColumnType::Char
         | ColumnType::Varchar2
         | ColumnType::NChar
@@ -95,38 +83,14 @@ pub fn convert(literal: &Literal<'_>, column: &ColumnDef) -> Result<Value> {
                 bytes(literal).map(Value::Raw)
             }
         }
-        ColumnType::Date => datetime(literal, false).map(Value::Date),
-        ColumnType::Timestamp => datetime(literal, true).map(Value::Timestamp),
-        ColumnType::TimestampTz => {
-            let (_, text) = function(literal, &["TO_TIMESTAMP_TZ"])?;
-            match temporal::parse_timestamp_tz(text).map_err(ConvertError::Invalid)? {
-                (value, Some(zone)) => Ok(Value::TimestampTz(value, zone)),
-                (_, None) => invalid("a TIMESTAMP WITH TIME ZONE literal without a zone"),
-            }
-        }
-        ColumnType::TimestampLtz => {
-            let (_, text) = function(literal, &["TO_TIMESTAMP_TZ", "TO_TIMESTAMP"])?;
-            match temporal::parse_timestamp_tz(text).map_err(ConvertError::Invalid)? {
-                (value, None) => Ok(Value::TimestampLtz(value)),
-                (value, Some(cdc_core::value::TimeZone::Offset(minutes))) => {
-                    temporal::shift_minutes(value, -i64::from(minutes))
-                        .map(Value::TimestampLtz)
-                        .map_err(ConvertError::Invalid)
-                }
-                (_, Some(_)) => invalid("a region name on a LOCAL TIME ZONE literal"),
-            }
-        }
-        ColumnType::IntervalYm => {
-            let (_, text) = function(literal, &["TO_YMINTERVAL"])?;
-            temporal::parse_interval_ym(text)
-                .map(Value::IntervalYm)
-                .map_err(ConvertError::Invalid)
-        }
-        ColumnType::IntervalDs => {
-            let (_, text) = function(literal, &["TO_DSINTERVAL"])?;
-            temporal::parse_interval_ds(text)
-                .map(Value::IntervalDs)
-                .map_err(ConvertError::Invalid)
+        ColumnType::Date
+        | ColumnType::Timestamp
+        | ColumnType::TimestampTz
+        | ColumnType::TimestampLtz
+        | ColumnType::IntervalYm
+        | ColumnType::IntervalDs => {
+            let (name, text) = function(literal, temporal_functions(&column.data_type))?;
+            temporal_value(&column.data_type, name, text)
         }
         ColumnType::RowId | ColumnType::URowId => match literal {
             Literal::Quoted(q) => Ok(Value::RowId(q.text().into_owned())),
@@ -140,6 +104,73 @@ pub fn convert(literal: &Literal<'_>, column: &ColumnDef) -> Result<Value> {
             } else {
                 Ok(Value::Unsupported)
             }
+        }
+    }
+}
+
+/// The functions a temporal type is written with (none for other types).
+pub(super) fn temporal_functions(ty: &ColumnType) -> &'static [&'static str] {
+    match ty {
+        ColumnType::Date | ColumnType::Timestamp => &["TO_DATE", "TO_TIMESTAMP"],
+        ColumnType::TimestampTz => &["TO_TIMESTAMP_TZ"],
+        ColumnType::TimestampLtz => &["TO_TIMESTAMP_TZ", "TO_TIMESTAMP"],
+        ColumnType::IntervalYm => &["TO_YMINTERVAL"],
+        ColumnType::IntervalDs => &["TO_DSINTERVAL"],
+        _ => &[],
+    }
+}
+
+/// A temporal value from the text argument of its function `name` (one of
+/// [`temporal_functions`] of `ty`, its format already checked).
+pub(super) fn temporal_value(ty: &ColumnType, name: &'static str, text: &str) -> Result<Value> {
+    match ty {
+        ColumnType::Date if name == "TO_DATE" => temporal::parse_date(text)
+            .map(Value::Date)
+            .map_err(ConvertError::Invalid),
+        ColumnType::Date => temporal::parse_timestamp(text)
+            .map(Value::Date)
+            .map_err(ConvertError::Invalid),
+        ColumnType::Timestamp => temporal::parse_timestamp(text)
+            .map(Value::Timestamp)
+            .map_err(ConvertError::Invalid),
+        ColumnType::TimestampTz => {
+            match temporal::parse_timestamp_tz(text).map_err(ConvertError::Invalid)? {
+                (value, Some(zone)) => Ok(Value::TimestampTz(value, zone)),
+                (_, None) => invalid("a TIMESTAMP WITH TIME ZONE literal without a zone"),
+            }
+        }
+        ColumnType::TimestampLtz => {
+            match temporal::parse_timestamp_tz(text).map_err(ConvertError::Invalid)? {
+                (value, None) => Ok(Value::TimestampLtz(value)),
+                (value, Some(cdc_core::value::TimeZone::Offset(minutes))) => {
+                    temporal::shift_minutes(value, -i64::from(minutes))
+                        .map(Value::TimestampLtz)
+                        .map_err(ConvertError::Invalid)
+                }
+                (_, Some(_)) => invalid("a region name on a LOCAL TIME ZONE literal"),
+            }
+        }
+        ColumnType::IntervalYm => temporal::parse_interval_ym(text)
+            .map(Value::IntervalYm)
+            .map_err(ConvertError::Invalid),
+        ColumnType::IntervalDs => temporal::parse_interval_ds(text)
+            .map(Value::IntervalDs)
+            .map_err(ConvertError::Invalid),
+        _ => invalid("not the function this type is written with"),
+    }
+}
+
+/// A BINARY_DOUBLE (`double`) or BINARY_FLOAT value from its unquoted text.
+pub(super) fn float(text: &str, double: bool) -> Result<Value> {
+    if double {
+        match special_float(text) {
+            Some(v) => Ok(Value::BinaryDouble(v)),
+            None => parse_float::<f64>(text).map(Value::BinaryDouble),
+        }
+    } else {
+        match special_float(text) {
+            Some(v) => Ok(Value::BinaryFloat(v as f32)),
+            None => parse_float::<f32>(text).map(Value::BinaryFloat),
         }
     }
 }
@@ -168,7 +199,11 @@ fn scalar_text<'a>(literal: &Literal<'a>) -> Result<&'a str> {
 }
 
 fn number(literal: &Literal<'_>) -> Result<Decimal> {
-    let text = scalar_text(literal)?;
+    number_text(scalar_text(literal)?)
+}
+
+/// A NUMBER from its unquoted text.
+pub(super) fn number_text(text: &str) -> Result<Decimal> {
     if let Some(value) = small_decimal(text) {
         return Ok(value);
     }
@@ -272,13 +307,10 @@ fn text(literal: &Literal<'_>) -> Result<String> {
     match literal {
         Literal::Quoted(q) => Ok(q.text().into_owned()),
         Literal::Number(n) => Ok((*n).to_owned()),
-        Literal::Function(f) if f.is("UNISTR") => {
-            let mut out = String::new();
-            let mut high = None;
-            unistr_part(f, &mut out, &mut high)?;
-            finish_unistr(high)?;
-            Ok(out)
-        }
+        Literal::Function(f) if f.is("UNISTR") => match f.only_arg() {
+            Some(Literal::Quoted(q)) => unistr(&q),
+            _ => invalid("UNISTR without one quoted argument"),
+        },
         Literal::Concat(c) => {
             let mut out = String::new();
             // a surrogate pair may be split across two UNISTR parts
@@ -301,6 +333,15 @@ fn text(literal: &Literal<'_>) -> Result<String> {
         _ if is_hextoraw(literal) => Err(ConvertError::RawForTypedColumn),
         _ => invalid("not a character literal"),
     }
+}
+
+/// The text of `UNISTR(q)`.
+pub(super) fn unistr(q: &QuotedText<'_>) -> Result<String> {
+    let mut out = String::new();
+    let mut high = None;
+    decode_unistr(q, &mut out, &mut high)?;
+    finish_unistr(high)?;
+    Ok(out)
 }
 
 fn finish_unistr(high: Option<u16>) -> Result<()> {
@@ -428,6 +469,13 @@ fn hex_part(literal: &Literal<'_>, out: &mut Vec<u8>) -> Result<()> {
     decode_hex(hex, out)
 }
 
+/// The bytes of `HEXTORAW('hex')`.
+pub(super) fn hex(hex: &str) -> Result<Vec<u8>> {
+    let mut out = Vec::new();
+    decode_hex(hex, &mut out)?;
+    Ok(out)
+}
+
 fn decode_hex(hex: &str, out: &mut Vec<u8>) -> Result<()> {
     let b = hex.as_bytes();
     if !b.len().is_multiple_of(2) {
@@ -503,16 +551,6 @@ fn function<'a>(literal: &Literal<'a>, names: &[&'static str]) -> Result<(&'stat
 fn is_format(text: &str, format: &str) -> bool {
     text.len() == format.len()
         && (text.as_bytes() == format.as_bytes() || text.eq_ignore_ascii_case(format))
-}
-
-fn datetime(literal: &Literal<'_>, timestamp: bool) -> Result<cdc_core::value::OracleDateTime> {
-    let (name, text) = function(literal, &["TO_DATE", "TO_TIMESTAMP"])?;
-    let parsed = if name == "TO_DATE" && !timestamp {
-        temporal::parse_date(text)
-    } else {
-        temporal::parse_timestamp(text)
-    };
-    parsed.map_err(ConvertError::Invalid)
 }
 
 #[cfg(test)]
