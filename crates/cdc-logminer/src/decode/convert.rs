@@ -120,6 +120,23 @@ pub(super) fn temporal_functions(ty: &ColumnType) -> &'static [&'static str] {
     }
 }
 
+/// `name` when it is, exactly as written, one of the [`temporal_functions`] of `ty`.
+#[inline]
+pub(super) fn temporal_function(ty: &ColumnType, name: &str) -> Option<&'static str> {
+    match (ty, name) {
+        (ColumnType::Date | ColumnType::Timestamp, "TO_DATE") => Some("TO_DATE"),
+        (ColumnType::Date | ColumnType::Timestamp | ColumnType::TimestampLtz, "TO_TIMESTAMP") => {
+            Some("TO_TIMESTAMP")
+        }
+        (ColumnType::TimestampTz | ColumnType::TimestampLtz, "TO_TIMESTAMP_TZ") => {
+            Some("TO_TIMESTAMP_TZ")
+        }
+        (ColumnType::IntervalYm, "TO_YMINTERVAL") => Some("TO_YMINTERVAL"),
+        (ColumnType::IntervalDs, "TO_DSINTERVAL") => Some("TO_DSINTERVAL"),
+        _ => None,
+    }
+}
+
 /// A temporal value from the text argument of its function `name` (one of
 /// [`temporal_functions`] of `ty`, its format already checked).
 pub(super) fn temporal_value(ty: &ColumnType, name: &'static str, text: &str) -> Result<Value> {
@@ -227,24 +244,40 @@ fn small_decimal(text: &str) -> Option<Decimal> {
     if digits.is_empty() || digits.len() > 19 || !digits[0].is_ascii_digit() {
         return None;
     }
+    // the integer digits, then the fraction's: one test per digit (19 digits fit a u64)
     let mut value: u64 = 0;
-    let mut scale: i16 = 0;
-    let mut count = 0;
-    let mut point = false;
-    for &d in digits {
-        match d {
-            b'0'..=b'9' => {
-                value = value * 10 + u64::from(d - b'0');
-                count += 1;
-                if point {
-                    scale += 1;
-                }
-            }
-            b'.' if !point => point = true,
-            _ => return None,
-        }
+    let mut i = 0;
+    while let Some(d) = digits
+        .get(i)
+        .map(|d| d.wrapping_sub(b'0'))
+        .filter(|&d| d < 10)
+    {
+        value = value * 10 + u64::from(d);
+        i += 1;
     }
-    if count > 18 || (point && scale == 0) {
+    let mut scale: i16 = 0;
+    if i < digits.len() {
+        if digits[i] != b'.' {
+            return None;
+        }
+        i += 1;
+        let fraction = i;
+        while let Some(d) = digits
+            .get(i)
+            .map(|d| d.wrapping_sub(b'0'))
+            .filter(|&d| d < 10)
+        {
+            value = value * 10 + u64::from(d);
+            i += 1;
+        }
+        if i < digits.len() || i == fraction {
+            return None;
+        }
+        scale = (i - fraction) as i16;
+    }
+    // every byte but the point is a digit
+    let count = digits.len() - usize::from(scale > 0);
+    if count > 18 {
         return None;
     }
     while value != 0 && value.is_multiple_of(10) {
@@ -603,6 +636,10 @@ mod tests {
             "0.000123",
             "10.10",
             "7.",
+            "00012.3400",
+            "-0.0",
+            "999999999999999999",
+            "99999999999999999.9",
         ] {
             assert_eq!(
                 small_decimal(text).map(Ok),
@@ -619,8 +656,47 @@ mod tests {
             "1234567890123456789",
             "1.2.3",
             "0x1",
+            "12.",
+            "1.",
+            "-",
+            "-.5",
+            "1..2",
+            "1.2a",
+            "1a.2",
+            "9999999999999999999",
+            "99999999999999999.99",
+            "1 ",
         ] {
             assert_eq!(small_decimal(text), None, "{text}");
+        }
+    }
+
+    #[test]
+    fn temporal_function_is_one_of_temporal_functions() {
+        let names = [
+            "TO_DATE",
+            "TO_TIMESTAMP",
+            "TO_TIMESTAMP_TZ",
+            "TO_YMINTERVAL",
+            "TO_DSINTERVAL",
+            "to_date",
+            "HEXTORAW",
+            "",
+        ];
+        for ty in [
+            ColumnType::Date,
+            ColumnType::Timestamp,
+            ColumnType::TimestampTz,
+            ColumnType::TimestampLtz,
+            ColumnType::IntervalYm,
+            ColumnType::IntervalDs,
+            ColumnType::Number,
+            ColumnType::Varchar2,
+        ] {
+            for name in names {
+                let listed = temporal_functions(&ty).iter().copied().find(|f| *f == name);
+                assert_eq!(temporal_function(&ty, name), listed, "{ty:?} {name}");
+            }
         }
     }
 

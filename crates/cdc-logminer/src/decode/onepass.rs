@@ -393,9 +393,7 @@ fn typed(s: &str, at: usize, ty: &ColumnType) -> Option<(Value, usize)> {
                 | ColumnType::TimestampLtz
                 | ColumnType::IntervalYm
                 | ColumnType::IntervalDs => {
-                    let &function = convert::temporal_functions(ty)
-                        .iter()
-                        .find(|f| f.as_bytes() == name.as_bytes())?;
+                    let function = convert::temporal_function(ty, name)?;
                     if let Some(format) = second
                         && !(function == "TO_DATE"
                             && DATE_FORMATS
