@@ -9,6 +9,8 @@
 //!  delete from "O"."T"[ where …][;]
 //!      │  exactly these keywords and blanks, no `""` in a name, no comment
 //!      ▼
+//!  an insert's ("A","B") values ( ── the same text as the table's first insert? ─► its columns
+//!      │ otherwise, and every update and delete item, name by name:
 //!  "C" ─ DecodeTable::lookup ─┬─ excluded ─► value skipped (only its syntax is read)
 //!                             └─ column ──► typed reader for the column type and value shape
 //!                                            └─ other shapes: parse::value_at + convert
@@ -30,7 +32,7 @@ use cdc_core::value::Value;
 
 use super::convert;
 use super::parse::{fast_paths, find_byte, is_word_byte, scan_quoted, value_at};
-use super::table::DecodeTable;
+use super::table::{DecodeTable, InsertColumns};
 use super::temporal::DATE_FORMATS;
 
 /// The images of a row decoded in one pass.
@@ -252,16 +254,26 @@ impl<'a> Reader<'a, '_> {
     /// `("A","B") values (v,v)` after the table name: the after image.
     fn insert_body(&mut self, slots: &mut Vec<Option<usize>>) -> Option<Vec<ColumnValue>> {
         slots.clear();
-        self.word(b"(")?;
         let mut image = Image::new(Vec::new());
-        loop {
-            let name = self.name()?;
-            slots.push(self.column(name, &mut image)?);
-            if self.word(b",").is_none() {
-                break;
+        let known = self.table.insert_columns();
+        match known.get() {
+            // the same text resolves to the same columns: each name's column is a function of
+            // the name and of the hint the names before it left
+            Some(list) if self.rest().starts_with(list.text.as_bytes()) => {
+                self.pos += list.text.len();
+                slots.extend_from_slice(&list.columns);
+            }
+            _ => {
+                let start = self.pos;
+                self.column_list(slots, &mut image)?;
+                if known.get().is_none() {
+                    let _ = known.set(InsertColumns {
+                        text: self.s.get(start..self.pos)?.into(),
+                        columns: slots.as_slice().into(),
+                    });
+                }
             }
         }
-        self.word(b") values (")?;
         image.out.reserve_exact(slots.len());
         for (i, &slot) in slots.iter().enumerate() {
             if i > 0 {
@@ -272,6 +284,19 @@ impl<'a> Reader<'a, '_> {
         self.word(b")")?;
         image.finish()?;
         Some(image.out)
+    }
+
+    /// `("A","B") values (`: the column of each name (`None`: excluded).
+    fn column_list(&mut self, slots: &mut Vec<Option<usize>>, image: &mut Image) -> Option<()> {
+        self.word(b"(")?;
+        loop {
+            let name = self.name()?;
+            slots.push(self.column(name, image)?);
+            if self.word(b",").is_none() {
+                break;
+            }
+        }
+        self.word(b") values (")
     }
 
     /// `"A" = v, "B" = v` into `image`, up to ` where` or the end.
@@ -660,6 +685,44 @@ mod tests {
                     check(&r, plain, &options);
                     check(&r, excluding, &options);
                 }
+            }
+        }
+    }
+
+    /// The column list remembered from a first insert serves only inserts that write the same
+    /// list; any other list is resolved name by name.
+    #[test]
+    fn a_remembered_column_list_serves_the_same_list_only() {
+        let l = layout(
+            "O",
+            "T",
+            &[
+                ("ID", ColumnType::Number),
+                ("C", ColumnType::Varchar2),
+                ("D", ColumnType::Date),
+            ],
+            &["ID"],
+        );
+        let lists = [
+            r#"insert into "O"."T"("ID","C") values ('1','x')"#,
+            r#"insert into "O"."T"("ID","C","D") values ('1','x',NULL)"#,
+            r#"insert into "O"."T"("C","ID") values ('x','1')"#,
+            r#"insert into "O"."T"("ID","C","GONE") values ('1','x','y')"#,
+            r#"insert into "O"."T"("ID","C","C") values ('1','x','y')"#,
+            r#"insert into "O"."T"("ID","C") values ('1')"#,
+            r#"insert into "O"."T"("ID","NOPE") values ('1','x')"#,
+        ];
+        for first in lists {
+            let plain = DecodeTable::without_exclusions(Arc::clone(&l));
+            let excluding = DecodeTable::new(
+                Arc::clone(&l),
+                ColumnFilter::from_fn(|c| c == "C" || c == "GONE"),
+            )
+            .unwrap();
+            for sql in std::iter::once(first).chain(lists) {
+                let r = row(1, "O", "T", sql);
+                check(&r, &plain, &DecodeOptions::default());
+                check(&r, &excluding, &DecodeOptions::default());
             }
         }
     }

@@ -1,11 +1,12 @@
 //! A schema version prepared for decoding: the layout, a fast name → column index lookup and
 //! the excluded-column flags, built once per (table, version) by the engine and shared by the
-//! decode threads.
+//! decode threads; the first insert decoded in one pass leaves its resolved column list here
+//! for the others.
 
 use std::collections::HashMap;
 use std::fmt;
 use std::hash::{BuildHasherDefault, Hasher};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use cdc_core::table::{TableId, TableLayout};
 
@@ -94,6 +95,18 @@ pub struct DecodeTable {
     index: HashMap<Box<str>, u16, BuildHasherDefault<Fnv>>,
     excluded: Vec<bool>,
     filter: ColumnFilter,
+    /// The column list of the first insert decoded in one pass: LogMiner writes every insert
+    /// of a schema version with the same list, so later ones compare it instead of resolving
+    /// each name again.
+    insert_columns: OnceLock<InsertColumns>,
+}
+
+/// An insert's column list as written, from `(` to `) values (`, and what each of its names
+/// resolved to (`None`: excluded).
+#[derive(Debug, Clone)]
+pub(crate) struct InsertColumns {
+    pub(crate) text: Box<str>,
+    pub(crate) columns: Box<[Option<usize>]>,
 }
 
 impl fmt::Debug for DecodeTable {
@@ -146,6 +159,7 @@ impl DecodeTable {
             index,
             excluded,
             filter,
+            insert_columns: OnceLock::new(),
         }
     }
 
@@ -172,6 +186,11 @@ impl DecodeTable {
             return Some(hint);
         }
         self.index.get(name).map(|&i| usize::from(i))
+    }
+
+    /// The resolved column list of this version's inserts, once one has been decoded.
+    pub(crate) fn insert_columns(&self) -> &OnceLock<InsertColumns> {
+        &self.insert_columns
     }
 
     pub(crate) fn is_excluded_index(&self, index: usize) -> bool {
