@@ -190,17 +190,11 @@ impl<'a> Reader<'a, '_> {
         Some(name)
     }
 
-    /// `"OWNER"."TABLE"`: the layout's table and not one LogMiner names without a dictionary.
+    /// `"OWNER"."TABLE"`: the layout's table, as the general path reads and checks it (the
+    /// next byte, which the caller reads, is not a `"`).
+    #[inline]
     fn table_name(&mut self) -> Option<()> {
-        let owner = self.name()?;
-        self.word(b".")?;
-        let table = self.name()?;
-        let id = &self.layout.table;
-        (owner == id.owner.as_str()
-            && table == id.table.as_str()
-            && owner != "UNKNOWN"
-            && !table.starts_with("OBJ# "))
-        .then_some(())
+        self.word(self.table.quoted_name()?.as_bytes())
     }
 
     /// The end of the statement, after an optional `;`.
@@ -723,6 +717,48 @@ mod tests {
                 let r = row(1, "O", "T", sql);
                 check(&r, &plain, &DecodeOptions::default());
                 check(&r, &excluding, &DecodeOptions::default());
+            }
+        }
+    }
+
+    /// Table names the one-pass decoder must not take for the layout's.
+    #[test]
+    fn table_names_are_checked_as_the_general_path_checks_them() {
+        let tables = [
+            ("O", "T"),
+            ("A\"B", "T"),
+            ("UNKNOWN", "T"),
+            ("O", "OBJ# 45522"),
+            ("O", "T\""),
+        ];
+        let written = [
+            r#""O"."T""#,
+            r#""O"."T2""#,
+            r#""O"."T""X""#,
+            r#""A""B"."T""#,
+            r#""UNKNOWN"."T""#,
+            r#""O"."OBJ# 45522""#,
+            r#""O"."T""""#,
+            r#"O.T"#,
+        ];
+        for (owner, table) in tables {
+            let l = layout(owner, table, &[("ID", ColumnType::Number)], &["ID"]);
+            let t = DecodeTable::without_exclusions(l);
+            for name in written {
+                for (code, sql) in [
+                    (1, format!(r#"insert into {name}("ID") values ('1')"#)),
+                    (
+                        3,
+                        format!(r#"update {name} set "ID" = '2' where "ID" = '1'"#),
+                    ),
+                    (2, format!(r#"delete from {name} where "ID" = '1'"#)),
+                ] {
+                    check(
+                        &row(code, owner, table, &sql),
+                        &t,
+                        &DecodeOptions::default(),
+                    );
+                }
             }
         }
     }

@@ -95,6 +95,10 @@ pub struct DecodeTable {
     index: HashMap<Box<str>, u16, BuildHasherDefault<Fnv>>,
     excluded: Vec<bool>,
     filter: ColumnFilter,
+    /// `"OWNER"."TABLE"` as LogMiner writes the layout's table, for the one-pass decoder;
+    /// `None` when a name holds a `"` (written doubled) or is one LogMiner gives a table it
+    /// has no dictionary entry for (those rows fail and are left to the general path).
+    quoted_name: Option<Box<str>>,
     /// The column list of the first insert decoded in one pass: LogMiner writes every insert
     /// of a schema version with the same list, so later ones compare it instead of resolving
     /// each name again.
@@ -153,8 +157,15 @@ impl DecodeTable {
             .iter()
             .map(|c| filter.is_excluded(&c.name))
             .collect();
+        let (owner, table) = (&layout.table.owner, &layout.table.table);
+        let quoted_name = (!owner.contains('"')
+            && !table.contains('"')
+            && owner.as_str() != "UNKNOWN"
+            && !table.starts_with("OBJ# "))
+        .then(|| format!("\"{owner}\".\"{table}\"").into_boxed_str());
         DecodeTable {
             table: Arc::new(layout.table.clone()),
+            quoted_name,
             layout,
             index,
             excluded,
@@ -186,6 +197,11 @@ impl DecodeTable {
             return Some(hint);
         }
         self.index.get(name).map(|&i| usize::from(i))
+    }
+
+    /// `"OWNER"."TABLE"`, when the one-pass decoder may read the table's rows.
+    pub(crate) fn quoted_name(&self) -> Option<&str> {
+        self.quoted_name.as_deref()
     }
 
     /// The resolved column list of this version's inserts, once one has been decoded.
