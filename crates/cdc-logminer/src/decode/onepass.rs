@@ -216,6 +216,24 @@ impl<'a> Reader<'a, '_> {
         (index < self.layout.columns.len() && index <= usize::from(u16::MAX)).then_some(Some(index))
     }
 
+    /// `"NAME" = ` of the column at the hint when it comes next: the column, resolved as
+    /// [`Reader::column`] resolves that name (the hint is the lookup's first answer), after
+    /// the `=`. `None` (nothing read) otherwise.
+    #[inline]
+    fn expected_item(&mut self, image: &mut Image) -> Option<Option<usize>> {
+        let index = image.hint;
+        let prefix = self.table.item_prefix(index)?;
+        if !DecodeTable::starts_with(self.rest(), prefix) {
+            return None;
+        }
+        self.pos += prefix.len();
+        if self.table.is_excluded_index(index) {
+            return Some(None);
+        }
+        image.hint = index + 1;
+        (index <= usize::from(u16::MAX)).then_some(Some(index))
+    }
+
     /// Reads the value of the column at `index` into `image`, or skips it (`None`: excluded).
     #[inline]
     fn item_value(&mut self, index: Option<usize>, image: &mut Image) -> Option<()> {
@@ -296,9 +314,15 @@ impl<'a> Reader<'a, '_> {
     /// `"A" = v, "B" = v` into `image`, up to ` where` or the end.
     fn set_list(&mut self, image: &mut Image) -> Option<()> {
         loop {
-            let name = self.name()?;
-            let index = self.column(name, image)?;
-            self.word(b" = ")?;
+            let index = match self.expected_item(image) {
+                Some(index) => index,
+                None => {
+                    let name = self.name()?;
+                    let index = self.column(name, image)?;
+                    self.word(b" = ")?;
+                    index
+                }
+            };
             self.item_value(index, image)?;
             if self.word(b", ").is_none() {
                 return image.finish();
@@ -332,6 +356,8 @@ impl<'a> Reader<'a, '_> {
                 let (text, end) = scan_quoted(self.s, self.pos)?;
                 self.pos = end;
                 row_id = Some(text.raw());
+            } else if let Some(index) = self.expected_item(image) {
+                self.item_value(index, image)?;
             } else {
                 let name = self.name()?;
                 let index = self.column(name, image)?;
@@ -718,6 +744,67 @@ mod tests {
                 check(&r, &plain, &DecodeOptions::default());
                 check(&r, &excluding, &DecodeOptions::default());
             }
+        }
+    }
+
+    /// A layout with a name twice (the lookup's hint then decides which) and a name with a
+    /// quote in it.
+    #[test]
+    fn duplicate_and_quoted_column_names_resolve_as_in_the_general_path() {
+        let l = layout(
+            "O",
+            "T",
+            &[
+                ("ID", ColumnType::Number),
+                ("C", ColumnType::Varchar2),
+                ("C", ColumnType::Number),
+                ("Q\"X", ColumnType::Varchar2),
+                ("E", ColumnType::Number),
+            ],
+            &["ID"],
+        );
+        let statements = [
+            (
+                1,
+                r#"insert into "O"."T"("ID","C","C","Q""X") values ('1','a','2','b')"#,
+            ),
+            (
+                1,
+                r#"insert into "O"."T"("ID","C","E","C") values ('1','a','3','2')"#,
+            ),
+            (1, r#"insert into "O"."T"("C","ID") values ('a','1')"#),
+            (
+                2,
+                r#"delete from "O"."T" where "ID" = '1' and "C" = 'a' and "C" = '2'"#,
+            ),
+            (
+                2,
+                r#"delete from "O"."T" where "ID" = '1' and "C" = 'a' and "Q""X" = 'b'"#,
+            ),
+            (
+                2,
+                r#"delete from "O"."T" where "C" = 'a' and "ID" = '1' and "C" = '2'"#,
+            ),
+            (
+                2,
+                r#"delete from "O"."T" where "ID" = '1' and "C" IS NULL and "C" = '2'"#,
+            ),
+            (
+                3,
+                r#"update "O"."T" set "C" = '5', "C" = 'z' where "ID" = '1' and "C" = 'a'"#,
+            ),
+            (
+                3,
+                r#"update "O"."T" set "E" = '5' where "ID" = '1' and "C" = 'a' and "C" = '2' and "E" = '4'"#,
+            ),
+        ];
+        let plain = DecodeTable::without_exclusions(Arc::clone(&l));
+        let excluding =
+            DecodeTable::new(Arc::clone(&l), ColumnFilter::from_fn(|c| c == "C")).unwrap();
+        for (code, sql) in statements {
+            let r = row(code, "O", "T", sql);
+            check(&r, &plain, &DecodeOptions::default());
+            check(&r, &excluding, &DecodeOptions::default());
         }
     }
 

@@ -99,6 +99,9 @@ pub struct DecodeTable {
     /// `None` when a name holds a `"` (written doubled) or is one LogMiner gives a table it
     /// has no dictionary entry for (those rows fail and are left to the general path).
     quoted_name: Option<Box<str>>,
+    /// `"NAME" = ` for each column as LogMiner writes an update or delete item, for the
+    /// one-pass decoder; `None` for a name that holds a `"` (written doubled).
+    item_prefixes: Vec<Option<Box<[u8]>>>,
     /// The column list of the first insert decoded in one pass: LogMiner writes every insert
     /// of a schema version with the same list, so later ones compare it instead of resolving
     /// each name again.
@@ -163,9 +166,18 @@ impl DecodeTable {
             && owner.as_str() != "UNKNOWN"
             && !table.starts_with("OBJ# "))
         .then(|| format!("\"{owner}\".\"{table}\"").into_boxed_str());
+        let item_prefixes = layout
+            .columns
+            .iter()
+            .map(|c| {
+                (!c.name.contains('"'))
+                    .then(|| format!("\"{}\" = ", c.name).into_bytes().into_boxed_slice())
+            })
+            .collect();
         DecodeTable {
             table: Arc::new(layout.table.clone()),
             quoted_name,
+            item_prefixes,
             layout,
             index,
             excluded,
@@ -202,6 +214,19 @@ impl DecodeTable {
     /// `"OWNER"."TABLE"`, when the one-pass decoder may read the table's rows.
     pub(crate) fn quoted_name(&self) -> Option<&str> {
         self.quoted_name.as_deref()
+    }
+
+    /// `"NAME" = ` of the column at `index`, when the one-pass decoder may match it whole.
+    #[inline]
+    pub(crate) fn item_prefix(&self, index: usize) -> Option<&[u8]> {
+        self.item_prefixes.get(index)?.as_deref()
+    }
+
+    /// Whether `text` starts with `prefix`, compared inline (see [`same_name`]).
+    #[inline]
+    pub(crate) fn starts_with(text: &[u8], prefix: &[u8]) -> bool {
+        text.get(..prefix.len())
+            .is_some_and(|head| same_name(head, prefix))
     }
 
     /// The resolved column list of this version's inserts, once one has been decoded.
