@@ -32,7 +32,7 @@ use cdc_core::value::Value;
 
 use super::convert;
 use super::parse::{fast_paths, find_byte, is_word_byte, scan_quoted, value_at};
-use super::table::{DecodeTable, InsertColumns};
+use super::table::{DecodeTable, InsertColumns, same_bytes};
 use super::temporal::DATE_FORMATS;
 
 /// The images of a row decoded in one pass.
@@ -443,7 +443,7 @@ fn typed(s: &str, at: usize, ty: &ColumnType) -> Option<(Value, usize)> {
                         && !(function == "TO_DATE"
                             && DATE_FORMATS
                                 .iter()
-                                .any(|f| f.as_bytes() == format.raw().as_bytes()))
+                                .any(|f| same_bytes(f.as_bytes(), format.raw().as_bytes())))
                     {
                         return None;
                     }

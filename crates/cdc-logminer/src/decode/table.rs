@@ -37,10 +37,10 @@ impl Hasher for Fnv {
     }
 }
 
-/// `a == b` for names, inline with a few word compares (a column name is a dozen bytes or so,
-/// and a call to `memcmp` costs more than comparing it).
+/// `a == b` for names and other short texts, inline with a few word compares (a column name is
+/// a dozen bytes or so, and a call to `memcmp` costs more than comparing it).
 #[inline]
-fn same_name(a: &[u8], b: &[u8]) -> bool {
+pub(super) fn same_bytes(a: &[u8], b: &[u8]) -> bool {
     let n = a.len();
     if n != b.len() {
         return false;
@@ -71,6 +71,10 @@ fn same_name(a: &[u8], b: &[u8]) -> bool {
         }
     }
 }
+
+/// Up to this many columns, a name out of layout order is looked for column by column: a
+/// length differs at once, and hashing the name costs more than a few compares.
+const LINEAR_LOOKUP_COLUMNS: usize = 16;
 
 /// Checks that no key column of the layout is excluded (a configuration error).
 pub fn check_excluded_keys(
@@ -204,9 +208,17 @@ impl DecodeTable {
     #[inline]
     pub(crate) fn lookup(&self, name: &str, hint: usize) -> Option<usize> {
         if let Some(column) = self.layout.columns.get(hint)
-            && same_name(column.name.as_bytes(), name.as_bytes())
+            && same_bytes(column.name.as_bytes(), name.as_bytes())
         {
             return Some(hint);
+        }
+        if self.layout.columns.len() <= LINEAR_LOOKUP_COLUMNS {
+            // the first column of that name, as the index holds it
+            return self
+                .layout
+                .columns
+                .iter()
+                .position(|c| same_bytes(c.name.as_bytes(), name.as_bytes()));
         }
         self.index.get(name).map(|&i| usize::from(i))
     }
@@ -222,11 +234,11 @@ impl DecodeTable {
         self.item_prefixes.get(index)?.as_deref()
     }
 
-    /// Whether `text` starts with `prefix`, compared inline (see [`same_name`]).
+    /// Whether `text` starts with `prefix`, compared inline (see [`same_bytes`]).
     #[inline]
     pub(crate) fn starts_with(text: &[u8], prefix: &[u8]) -> bool {
         text.get(..prefix.len())
-            .is_some_and(|head| same_name(head, prefix))
+            .is_some_and(|head| same_bytes(head, prefix))
     }
 
     /// The resolved column list of this version's inserts, once one has been decoded.
@@ -245,10 +257,44 @@ impl DecodeTable {
 
 #[cfg(test)]
 mod tests {
-    use super::same_name;
+    use std::sync::Arc;
+
+    use cdc_core::position::Scn;
+    use cdc_core::table::{ColumnDef, ColumnType, KeySource, TableId, TableLayout};
+
+    use super::{DecodeTable, LINEAR_LOOKUP_COLUMNS, same_bytes};
+
+    /// Column by column or through the index, a name resolves to its first column.
+    #[test]
+    fn lookup_gives_the_first_column_of_a_name_at_any_width() {
+        for width in [3, LINEAR_LOOKUP_COLUMNS, LINEAR_LOOKUP_COLUMNS + 1, 40] {
+            let names: Vec<String> = (0..width).map(|i| format!("C{}", i % 5)).collect();
+            let layout = TableLayout {
+                table: TableId::new("O", "T"),
+                version: 1,
+                valid_from: Scn(1),
+                columns: names
+                    .iter()
+                    .enumerate()
+                    .map(|(i, n)| ColumnDef::new(n, i as u16 + 1, ColumnType::Number))
+                    .collect(),
+                key: vec!["C0".to_owned()],
+                key_source: KeySource::PrimaryKey,
+            };
+            let table = DecodeTable::without_exclusions(Arc::new(layout));
+            for name in ["C0", "C3", "C4", "C9", "", "C"] {
+                let first = names.iter().position(|n| n == name);
+                assert_eq!(table.lookup(name, usize::MAX), first, "{width} {name}");
+                for (hint, at_hint) in names.iter().enumerate() {
+                    let expected = if at_hint == name { Some(hint) } else { first };
+                    assert_eq!(table.lookup(name, hint), expected, "{width} {name} {hint}");
+                }
+            }
+        }
+    }
 
     #[test]
-    fn same_name_is_equality() {
+    fn same_bytes_is_equality() {
         let names = [
             "",
             "A",
@@ -280,7 +326,7 @@ mod tests {
         ];
         for a in names {
             for b in names {
-                assert_eq!(same_name(a.as_bytes(), b.as_bytes()), a == b, "{a} {b}");
+                assert_eq!(same_bytes(a.as_bytes(), b.as_bytes()), a == b, "{a} {b}");
             }
         }
     }
