@@ -386,6 +386,11 @@ fn typed(s: &str, at: usize, ty: &ColumnType) -> Option<(Value, usize)> {
     let b = s.as_bytes();
     match *b.get(at)? {
         b'\'' => {
+            if let ColumnType::Number | ColumnType::Float = ty
+                && let Some((value, end)) = convert::quoted_small_decimal(b, at)
+            {
+                return Some((Value::Number(value), end));
+            }
             let (q, end) = scan_quoted(s, at)?;
             let plain = !q.has_doubled_quote();
             let value = match ty {
