@@ -32,8 +32,7 @@ use cdc_core::value::Value;
 
 use super::convert;
 use super::parse::{fast_paths, find_byte, is_word_byte, scan_quoted, value_at};
-use super::table::{DecodeTable, InsertColumns, same_bytes};
-use super::temporal::DATE_FORMATS;
+use super::table::{DecodeTable, InsertColumns};
 
 /// The images of a row decoded in one pass.
 pub(super) struct Images<'a> {
@@ -377,6 +376,9 @@ impl<'a> Reader<'a, '_> {
     }
 }
 
+/// `, 'FORMAT'` for each of [`super::DATE_FORMATS`]: TO_DATE's second argument as LogMiner writes it.
+const DATE_FORMAT_ARGS: [&str; 2] = [", 'SYYYY-MM-DD HH24:MI:SS'", ", 'YYYY-MM-DD HH24:MI:SS'"];
+
 /// A value in a shape LogMiner writes for the type, read and converted at once: the value and
 /// the offset after it. `None` for any other shape, or a value that does not convert (the
 /// general reading then decides). Each arm gives what `convert` gives for the same literal,
@@ -427,11 +429,15 @@ fn typed(s: &str, at: usize, ty: &ColumnType) -> Option<(Value, usize)> {
             }
             let name = s.get(at..open)?;
             let (first, mut close) = scan_quoted(s, open + 1)?;
-            let mut second = None;
-            if b.get(close..close + 3) == Some(b", '") {
-                let (q, end) = scan_quoted(s, close + 2)?;
-                second = Some(q);
-                close = end;
+            // a second argument only as TO_DATE's format, exactly as LogMiner writes it
+            let mut dated = false;
+            if b.get(close) == Some(&b',') {
+                let rest = b.get(close..)?;
+                let format = DATE_FORMAT_ARGS
+                    .iter()
+                    .find(|f| DecodeTable::starts_with(rest, f.as_bytes()))?;
+                close += format.len();
+                dated = true;
             }
             if b.get(close) != Some(&b')') {
                 return None;
@@ -444,18 +450,13 @@ fn typed(s: &str, at: usize, ty: &ColumnType) -> Option<(Value, usize)> {
                 | ColumnType::IntervalYm
                 | ColumnType::IntervalDs => {
                     let function = convert::temporal_function(ty, name)?;
-                    if let Some(format) = second
-                        && !(function == "TO_DATE"
-                            && DATE_FORMATS
-                                .iter()
-                                .any(|f| same_bytes(f.as_bytes(), format.raw().as_bytes())))
-                    {
+                    if dated && function != "TO_DATE" {
                         return None;
                     }
                     convert::temporal_value(ty, function, first.raw()).ok()?
                 }
                 ColumnType::Raw | ColumnType::LongRaw | ColumnType::Blob
-                    if second.is_none() && name == "HEXTORAW" =>
+                    if !dated && name == "HEXTORAW" =>
                 {
                     Value::Raw(convert::hex(first.raw()).ok()?)
                 }
@@ -466,7 +467,7 @@ fn typed(s: &str, at: usize, ty: &ColumnType) -> Option<(Value, usize)> {
                 | ColumnType::Long
                 | ColumnType::Clob
                 | ColumnType::NClob
-                    if second.is_none() && name == "UNISTR" =>
+                    if !dated && name == "UNISTR" =>
                 {
                     Value::Text(convert::unistr(&first).ok()?)
                 }
@@ -853,6 +854,15 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn date_format_arguments_are_the_date_formats() {
+        let written: Vec<String> = crate::decode::DATE_FORMATS
+            .iter()
+            .map(|f| format!(", '{f}'"))
+            .collect();
+        assert_eq!(written, super::DATE_FORMAT_ARGS);
     }
 
     /// Every value shape on every type, in each statement shape: with and without the column
