@@ -242,11 +242,17 @@ impl<'a> Reader<'a, '_> {
                 let value = self.value(column)?;
                 image.push(index, value);
             }
-            None => {
-                let (_, end) = value_at(self.s, self.pos)?;
-                self.pos = end;
-            }
+            None => self.skip_value()?,
         }
+        Some(())
+    }
+
+    /// Skips the value of an excluded column: only its syntax is read.
+    #[cold]
+    #[inline(never)]
+    fn skip_value(&mut self) -> Option<()> {
+        let (_, end) = value_at(self.s, self.pos)?;
+        self.pos = end;
         Some(())
     }
 
@@ -257,6 +263,13 @@ impl<'a> Reader<'a, '_> {
             self.pos = end;
             return Some(value);
         }
+        self.general_value(column)
+    }
+
+    /// A value no typed reader takes, read and converted as the general path does.
+    #[cold]
+    #[inline(never)]
+    fn general_value(&mut self, column: &ColumnDef) -> Option<Value> {
         let (literal, end) = value_at(self.s, self.pos)?;
         self.pos = end;
         convert::convert(&literal, column).ok()
