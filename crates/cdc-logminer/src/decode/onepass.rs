@@ -364,12 +364,14 @@ impl<'a> Reader<'a, '_> {
         }
         let mut row_id = None;
         loop {
-            if self.word(b"ROWID = ").is_some() {
+            // the column in layout order first: the common item (it starts with `"`, so it is
+            // never the ROWID predicate)
+            if let Some(index) = self.expected_item(image) {
+                self.item_value(index, image)?;
+            } else if self.word(b"ROWID = ").is_some() {
                 let (text, end) = scan_quoted(self.s, self.pos)?;
                 self.pos = end;
                 row_id = Some(text.raw());
-            } else if let Some(index) = self.expected_item(image) {
-                self.item_value(index, image)?;
             } else {
                 let name = self.name()?;
                 let index = self.column(name, image)?;
