@@ -307,37 +307,35 @@ pub(super) fn quoted_small_decimal(b: &[u8], at: usize) -> Option<(Decimal, usiz
     if negative {
         i += 1;
     }
-    // at most 18 digits are read (the 19th ends the attempt), so the value fits a u64
+    // digits past the 18th may wrap the value: such a literal is declined below
     let mut value: u64 = 0;
-    let mut count = 0;
-    let mut digit = |i: usize| {
-        let d = b.get(i)?.wrapping_sub(b'0');
-        (d < 10 && count < 18).then(|| {
-            value = value * 10 + u64::from(d);
-            count += 1;
-        })
+    let mut digits = |i: &mut usize| {
+        let start = *i;
+        while let Some(d) = b.get(*i).map(|d| d.wrapping_sub(b'0')).filter(|&d| d < 10) {
+            value = value.wrapping_mul(10).wrapping_add(u64::from(d));
+            *i += 1;
+        }
+        *i - start
     };
-    let start = i;
-    while digit(i).is_some() {
-        i += 1;
-    }
-    if i == start {
+    let mut count = digits(&mut i);
+    if count == 0 {
         return None;
     }
     let mut scale: i16 = 0;
     if b.get(i) == Some(&b'.') {
         i += 1;
-        let fraction = i;
-        while digit(i).is_some() {
-            i += 1;
-        }
-        if i == fraction {
+        let fraction = digits(&mut i);
+        if fraction == 0 {
             return None;
         }
-        scale = (i - fraction) as i16;
+        count += fraction;
+        scale = fraction.min(18) as i16;
+    }
+    if count > 18 {
+        return None;
     }
     // the closing quote, not the first of a doubled one; anything else is left to the text
-    // path (a 19th digit included)
+    // path
     if b.get(i) != Some(&b'\'') || b.get(i + 1) == Some(&b'\'') {
         return None;
     }
