@@ -9,8 +9,10 @@
 //!  delete from "O"."T"[ where …][;]
 //!      │  exactly these keywords and blanks, no `""` in a name, no comment
 //!      ▼
+//!  "O"."T" ─ compared whole with the layout's table (DecodeTable::quoted_name)
 //!  an insert's ("A","B") values ( ── the same text as the table's first insert? ─► its columns
-//!      │ otherwise, and every update and delete item, name by name:
+//!      │ otherwise name by name; an update or delete item first as the column at the hint
+//!      │ ("NAME" = compared whole), the one the lookup would give for that name
 //!  "C" ─ DecodeTable::lookup ─┬─ excluded ─► value skipped (only its syntax is read)
 //!                             └─ column ──► typed reader for the column type and value shape
 //!                                            └─ other shapes: parse::value_at + convert
