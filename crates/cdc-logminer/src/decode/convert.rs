@@ -61,20 +61,8 @@ pub fn convert(literal: &Literal<'_>, column: &ColumnDef) -> Result<Value> {
     }
     match &column.data_type {
         ColumnType::Number | ColumnType::Float => number(literal).map(Value::Number),
-        ColumnType::BinaryFloat => {
-            let t = scalar_text(literal)?;
-            match special_float(t) {
-                Some(v) => Ok(Value::BinaryFloat(v as f32)),
-                None => parse_float::<f32>(t).map(Value::BinaryFloat),
-            }
-        }
-        ColumnType::BinaryDouble => {
-            let t = scalar_text(literal)?;
-            match special_float(t) {
-                Some(v) => Ok(Value::BinaryDouble(v)),
-                None => parse_float::<f64>(t).map(Value::BinaryDouble),
-            }
-        }
+        ColumnType::BinaryFloat => float(scalar_text(literal)?, false),
+        ColumnType::BinaryDouble => float(scalar_text(literal)?, true),
         ColumnType::Char
         | ColumnType::Varchar2
         | ColumnType::NChar
@@ -95,38 +83,14 @@ pub fn convert(literal: &Literal<'_>, column: &ColumnDef) -> Result<Value> {
                 bytes(literal).map(Value::Raw)
             }
         }
-        ColumnType::Date => datetime(literal, false).map(Value::Date),
-        ColumnType::Timestamp => datetime(literal, true).map(Value::Timestamp),
-        ColumnType::TimestampTz => {
-            let (_, text) = function(literal, &["TO_TIMESTAMP_TZ"])?;
-            match temporal::parse_timestamp_tz(text).map_err(ConvertError::Invalid)? {
-                (value, Some(zone)) => Ok(Value::TimestampTz(value, zone)),
-                (_, None) => invalid("a TIMESTAMP WITH TIME ZONE literal without a zone"),
-            }
-        }
-        ColumnType::TimestampLtz => {
-            let (_, text) = function(literal, &["TO_TIMESTAMP_TZ", "TO_TIMESTAMP"])?;
-            match temporal::parse_timestamp_tz(text).map_err(ConvertError::Invalid)? {
-                (value, None) => Ok(Value::TimestampLtz(value)),
-                (value, Some(cdc_core::value::TimeZone::Offset(minutes))) => {
-                    temporal::shift_minutes(value, -i64::from(minutes))
-                        .map(Value::TimestampLtz)
-                        .map_err(ConvertError::Invalid)
-                }
-                (_, Some(_)) => invalid("a region name on a LOCAL TIME ZONE literal"),
-            }
-        }
-        ColumnType::IntervalYm => {
-            let (_, text) = function(literal, &["TO_YMINTERVAL"])?;
-            temporal::parse_interval_ym(text)
-                .map(Value::IntervalYm)
-                .map_err(ConvertError::Invalid)
-        }
-        ColumnType::IntervalDs => {
-            let (_, text) = function(literal, &["TO_DSINTERVAL"])?;
-            temporal::parse_interval_ds(text)
-                .map(Value::IntervalDs)
-                .map_err(ConvertError::Invalid)
+        ColumnType::Date
+        | ColumnType::Timestamp
+        | ColumnType::TimestampTz
+        | ColumnType::TimestampLtz
+        | ColumnType::IntervalYm
+        | ColumnType::IntervalDs => {
+            let (name, text) = function(literal, temporal_functions(&column.data_type))?;
+            temporal_value(&column.data_type, name, text)
         }
         ColumnType::RowId | ColumnType::URowId => match literal {
             Literal::Quoted(q) => Ok(Value::RowId(q.text().into_owned())),
@@ -140,6 +104,90 @@ pub fn convert(literal: &Literal<'_>, column: &ColumnDef) -> Result<Value> {
             } else {
                 Ok(Value::Unsupported)
             }
+        }
+    }
+}
+
+/// The functions a temporal type is written with (none for other types).
+pub(super) fn temporal_functions(ty: &ColumnType) -> &'static [&'static str] {
+    match ty {
+        ColumnType::Date | ColumnType::Timestamp => &["TO_DATE", "TO_TIMESTAMP"],
+        ColumnType::TimestampTz => &["TO_TIMESTAMP_TZ"],
+        ColumnType::TimestampLtz => &["TO_TIMESTAMP_TZ", "TO_TIMESTAMP"],
+        ColumnType::IntervalYm => &["TO_YMINTERVAL"],
+        ColumnType::IntervalDs => &["TO_DSINTERVAL"],
+        _ => &[],
+    }
+}
+
+/// `name` when it is, exactly as written, one of the [`temporal_functions`] of `ty`.
+#[inline]
+pub(super) fn temporal_function(ty: &ColumnType, name: &str) -> Option<&'static str> {
+    match (ty, name) {
+        (ColumnType::Date | ColumnType::Timestamp, "TO_DATE") => Some("TO_DATE"),
+        (ColumnType::Date | ColumnType::Timestamp | ColumnType::TimestampLtz, "TO_TIMESTAMP") => {
+            Some("TO_TIMESTAMP")
+        }
+        (ColumnType::TimestampTz | ColumnType::TimestampLtz, "TO_TIMESTAMP_TZ") => {
+            Some("TO_TIMESTAMP_TZ")
+        }
+        (ColumnType::IntervalYm, "TO_YMINTERVAL") => Some("TO_YMINTERVAL"),
+        (ColumnType::IntervalDs, "TO_DSINTERVAL") => Some("TO_DSINTERVAL"),
+        _ => None,
+    }
+}
+
+/// A temporal value from the text argument of its function `name` (one of
+/// [`temporal_functions`] of `ty`, its format already checked).
+pub(super) fn temporal_value(ty: &ColumnType, name: &'static str, text: &str) -> Result<Value> {
+    match ty {
+        ColumnType::Date if name == "TO_DATE" => temporal::parse_date(text)
+            .map(Value::Date)
+            .map_err(ConvertError::Invalid),
+        ColumnType::Date => temporal::parse_timestamp(text)
+            .map(Value::Date)
+            .map_err(ConvertError::Invalid),
+        ColumnType::Timestamp => temporal::parse_timestamp(text)
+            .map(Value::Timestamp)
+            .map_err(ConvertError::Invalid),
+        ColumnType::TimestampTz => {
+            match temporal::parse_timestamp_tz(text).map_err(ConvertError::Invalid)? {
+                (value, Some(zone)) => Ok(Value::TimestampTz(value, zone)),
+                (_, None) => invalid("a TIMESTAMP WITH TIME ZONE literal without a zone"),
+            }
+        }
+        ColumnType::TimestampLtz => {
+            match temporal::parse_timestamp_tz(text).map_err(ConvertError::Invalid)? {
+                (value, None) => Ok(Value::TimestampLtz(value)),
+                (value, Some(cdc_core::value::TimeZone::Offset(minutes))) => {
+                    temporal::shift_minutes(value, -i64::from(minutes))
+                        .map(Value::TimestampLtz)
+                        .map_err(ConvertError::Invalid)
+                }
+                (_, Some(_)) => invalid("a region name on a LOCAL TIME ZONE literal"),
+            }
+        }
+        ColumnType::IntervalYm => temporal::parse_interval_ym(text)
+            .map(Value::IntervalYm)
+            .map_err(ConvertError::Invalid),
+        ColumnType::IntervalDs => temporal::parse_interval_ds(text)
+            .map(Value::IntervalDs)
+            .map_err(ConvertError::Invalid),
+        _ => invalid("not the function this type is written with"),
+    }
+}
+
+/// A BINARY_DOUBLE (`double`) or BINARY_FLOAT value from its unquoted text.
+pub(super) fn float(text: &str, double: bool) -> Result<Value> {
+    if double {
+        match special_float(text) {
+            Some(v) => Ok(Value::BinaryDouble(v)),
+            None => parse_float::<f64>(text).map(Value::BinaryDouble),
+        }
+    } else {
+        match special_float(text) {
+            Some(v) => Ok(Value::BinaryFloat(v as f32)),
+            None => parse_float::<f32>(text).map(Value::BinaryFloat),
         }
     }
 }
@@ -168,7 +216,11 @@ fn scalar_text<'a>(literal: &Literal<'a>) -> Result<&'a str> {
 }
 
 fn number(literal: &Literal<'_>) -> Result<Decimal> {
-    let text = scalar_text(literal)?;
+    number_text(scalar_text(literal)?)
+}
+
+/// A NUMBER from its unquoted text.
+pub(super) fn number_text(text: &str) -> Result<Decimal> {
     if let Some(value) = small_decimal(text) {
         return Ok(value);
     }
@@ -192,35 +244,102 @@ fn small_decimal(text: &str) -> Option<Decimal> {
     if digits.is_empty() || digits.len() > 19 || !digits[0].is_ascii_digit() {
         return None;
     }
+    // the integer digits, then the fraction's: one test per digit (19 digits fit a u64)
     let mut value: u64 = 0;
-    let mut scale: i16 = 0;
-    let mut count = 0;
-    let mut point = false;
-    for &d in digits {
-        match d {
-            b'0'..=b'9' => {
-                value = value * 10 + u64::from(d - b'0');
-                count += 1;
-                if point {
-                    scale += 1;
-                }
-            }
-            b'.' if !point => point = true,
-            _ => return None,
-        }
+    let mut i = 0;
+    while let Some(d) = digits
+        .get(i)
+        .map(|d| d.wrapping_sub(b'0'))
+        .filter(|&d| d < 10)
+    {
+        value = value * 10 + u64::from(d);
+        i += 1;
     }
-    if count > 18 || (point && scale == 0) {
+    let mut scale: i16 = 0;
+    if i < digits.len() {
+        if digits[i] != b'.' {
+            return None;
+        }
+        i += 1;
+        let fraction = i;
+        while let Some(d) = digits
+            .get(i)
+            .map(|d| d.wrapping_sub(b'0'))
+            .filter(|&d| d < 10)
+        {
+            value = value * 10 + u64::from(d);
+            i += 1;
+        }
+        if i < digits.len() || i == fraction {
+            return None;
+        }
+        scale = (i - fraction) as i16;
+    }
+    // every byte but the point is a digit
+    let count = digits.len() - usize::from(scale > 0);
+    if count > 18 {
         return None;
     }
+    Some(small_decimal_of(negative, value, scale))
+}
+
+/// `±value × 10^(−scale)`, without trailing zero digits.
+#[inline]
+fn small_decimal_of(negative: bool, mut value: u64, mut scale: i16) -> Decimal {
     while value != 0 && value.is_multiple_of(10) {
         value /= 10;
         scale -= 1;
     }
     let unscaled = i128::from(value);
-    Some(Decimal::new(
-        if negative { -unscaled } else { unscaled },
-        scale,
-    ))
+    Decimal::new(if negative { -unscaled } else { unscaled }, scale)
+}
+
+/// A quoted literal at `at` (the opening quote) that [`small_decimal`] reads, read where it
+/// stands in one pass: the NUMBER it holds and the offset after its closing quote. `None` for
+/// any other literal (read then as quoted text).
+#[inline]
+pub(super) fn quoted_small_decimal(b: &[u8], at: usize) -> Option<(Decimal, usize)> {
+    if b.get(at) != Some(&b'\'') {
+        return None;
+    }
+    let mut i = at + 1;
+    let negative = b.get(i) == Some(&b'-');
+    if negative {
+        i += 1;
+    }
+    // digits past the 18th may wrap the value: such a literal is declined below
+    let mut value: u64 = 0;
+    let mut digits = |i: &mut usize| {
+        let start = *i;
+        while let Some(d) = b.get(*i).map(|d| d.wrapping_sub(b'0')).filter(|&d| d < 10) {
+            value = value.wrapping_mul(10).wrapping_add(u64::from(d));
+            *i += 1;
+        }
+        *i - start
+    };
+    let mut count = digits(&mut i);
+    if count == 0 {
+        return None;
+    }
+    let mut scale: i16 = 0;
+    if b.get(i) == Some(&b'.') {
+        i += 1;
+        let fraction = digits(&mut i);
+        if fraction == 0 {
+            return None;
+        }
+        count += fraction;
+        scale = fraction.min(18) as i16;
+    }
+    if count > 18 {
+        return None;
+    }
+    // the closing quote, not the first of a doubled one; anything else is left to the text
+    // path
+    if b.get(i) != Some(&b'\'') || b.get(i + 1) == Some(&b'\'') {
+        return None;
+    }
+    Some((small_decimal_of(negative, value, scale), i + 1))
 }
 
 /// Oracle's spellings of the special BINARY_FLOAT / BINARY_DOUBLE values.
@@ -272,13 +391,10 @@ fn text(literal: &Literal<'_>) -> Result<String> {
     match literal {
         Literal::Quoted(q) => Ok(q.text().into_owned()),
         Literal::Number(n) => Ok((*n).to_owned()),
-        Literal::Function(f) if f.is("UNISTR") => {
-            let mut out = String::new();
-            let mut high = None;
-            unistr_part(f, &mut out, &mut high)?;
-            finish_unistr(high)?;
-            Ok(out)
-        }
+        Literal::Function(f) if f.is("UNISTR") => match f.only_arg() {
+            Some(Literal::Quoted(q)) => unistr(&q),
+            _ => invalid("UNISTR without one quoted argument"),
+        },
         Literal::Concat(c) => {
             let mut out = String::new();
             // a surrogate pair may be split across two UNISTR parts
@@ -301,6 +417,15 @@ fn text(literal: &Literal<'_>) -> Result<String> {
         _ if is_hextoraw(literal) => Err(ConvertError::RawForTypedColumn),
         _ => invalid("not a character literal"),
     }
+}
+
+/// The text of `UNISTR(q)`.
+pub(super) fn unistr(q: &QuotedText<'_>) -> Result<String> {
+    let mut out = String::new();
+    let mut high = None;
+    decode_unistr(q, &mut out, &mut high)?;
+    finish_unistr(high)?;
+    Ok(out)
 }
 
 fn finish_unistr(high: Option<u16>) -> Result<()> {
@@ -428,6 +553,13 @@ fn hex_part(literal: &Literal<'_>, out: &mut Vec<u8>) -> Result<()> {
     decode_hex(hex, out)
 }
 
+/// The bytes of `HEXTORAW('hex')`.
+pub(super) fn hex(hex: &str) -> Result<Vec<u8>> {
+    let mut out = Vec::new();
+    decode_hex(hex, &mut out)?;
+    Ok(out)
+}
+
 fn decode_hex(hex: &str, out: &mut Vec<u8>) -> Result<()> {
     let b = hex.as_bytes();
     if !b.len().is_multiple_of(2) {
@@ -505,16 +637,6 @@ fn is_format(text: &str, format: &str) -> bool {
         && (text.as_bytes() == format.as_bytes() || text.eq_ignore_ascii_case(format))
 }
 
-fn datetime(literal: &Literal<'_>, timestamp: bool) -> Result<cdc_core::value::OracleDateTime> {
-    let (name, text) = function(literal, &["TO_DATE", "TO_TIMESTAMP"])?;
-    let parsed = if name == "TO_DATE" && !timestamp {
-        temporal::parse_date(text)
-    } else {
-        temporal::parse_timestamp(text)
-    };
-    parsed.map_err(ConvertError::Invalid)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -565,6 +687,10 @@ mod tests {
             "0.000123",
             "10.10",
             "7.",
+            "00012.3400",
+            "-0.0",
+            "999999999999999999",
+            "99999999999999999.9",
         ] {
             assert_eq!(
                 small_decimal(text).map(Ok),
@@ -581,8 +707,100 @@ mod tests {
             "1234567890123456789",
             "1.2.3",
             "0x1",
+            "12.",
+            "1.",
+            "-",
+            "-.5",
+            "1..2",
+            "1.2a",
+            "1a.2",
+            "9999999999999999999",
+            "99999999999999999.99",
+            "1 ",
         ] {
             assert_eq!(small_decimal(text), None, "{text}");
+        }
+    }
+
+    #[test]
+    fn temporal_function_is_one_of_temporal_functions() {
+        let names = [
+            "TO_DATE",
+            "TO_TIMESTAMP",
+            "TO_TIMESTAMP_TZ",
+            "TO_YMINTERVAL",
+            "TO_DSINTERVAL",
+            "to_date",
+            "HEXTORAW",
+            "",
+        ];
+        for ty in [
+            ColumnType::Date,
+            ColumnType::Timestamp,
+            ColumnType::TimestampTz,
+            ColumnType::TimestampLtz,
+            ColumnType::IntervalYm,
+            ColumnType::IntervalDs,
+            ColumnType::Number,
+            ColumnType::Varchar2,
+        ] {
+            for name in names {
+                let listed = temporal_functions(&ty).iter().copied().find(|f| *f == name);
+                assert_eq!(temporal_function(&ty, name), listed, "{ty:?} {name}");
+            }
+        }
+    }
+
+    /// Read in place, a quoted NUMBER is what the quoted text gives to `small_decimal`.
+    #[test]
+    fn quoted_small_decimals_agree_with_small_decimal() {
+        let texts = [
+            "0",
+            "-0",
+            "1",
+            "-42.5",
+            "-42.50",
+            "100",
+            "123456789012345678",
+            "1234567890123456789",
+            "12345678901234567.8",
+            "1234567890123456.78",
+            "0.000123",
+            "10.10",
+            "7.",
+            ".5",
+            "-",
+            "",
+            "+1",
+            "1e5",
+            "1.2.3",
+            "0x1",
+            "1 ",
+            "--1",
+            "-1-",
+            "1.-2",
+            "00012.3400",
+            "999999999999999999",
+            "9999999999999999999",
+        ];
+        for text in texts {
+            for tail in ["'", "',", "'' ", "''", "", "x'"] {
+                let sql = format!("'{text}{tail}");
+                let b = sql.as_bytes();
+                let expected = crate::decode::parse::scan_quoted(&sql, 0).and_then(|(q, end)| {
+                    if q.has_doubled_quote() {
+                        return None;
+                    }
+                    small_decimal(q.raw()).map(|v| (v, end))
+                });
+                let read = quoted_small_decimal(b, 0);
+                // reading in place may decline what small_decimal takes (never the reverse)
+                if let Some(read) = read {
+                    assert_eq!(Some(read), expected, "{sql}");
+                } else {
+                    assert!(expected.is_none() || !tail.starts_with('\''), "{sql}");
+                }
+            }
         }
     }
 

@@ -9,6 +9,9 @@
 //!      ▼  decode_step (rayon when ≥ 256 rows; results in redo order)
 //!  decode_row(row, DecodeTable)                 DecodeTable = layout + name index
 //!      │                                                     + excluded-column flags
+//!      ├─ onepass  LogMiner's own shape: each column resolved as it is named (excluded ones
+//!      │           skipped), its value converted for the column's type as it is read
+//!      │           ─► RowChange;  any other shape or any failure ─► the general path:
 //!      ├─ layer 1  parse::parse_statement  zero-copy: &str slices of SQL_REDO
 //!      │             Statement { table, items: [(Ident, Literal)] , row_id }
 //!      ├─ filter   excluded columns dropped as soon as they are named
@@ -29,6 +32,7 @@ mod ddl;
 mod error;
 mod filter;
 pub mod inspect;
+mod onepass;
 pub mod parse;
 mod row;
 mod step;

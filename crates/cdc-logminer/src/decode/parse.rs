@@ -37,13 +37,15 @@ pub const MAX_DEPTH: u32 = 16;
 
 #[cfg(test)]
 thread_local! {
-    /// Tests turn the one-pass fast paths off to compare them with the general parser.
+    /// Tests turn the one-pass fast paths off to compare them with the general parser (and the
+    /// one-pass decoder with the general path).
     pub(crate) static GENERAL_ONLY: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
-/// Whether the one-pass fast paths for the common shapes are used (always, outside tests).
+/// Whether the one-pass fast paths for the common shapes (and the one-pass decoder) are used
+/// (always, outside tests).
 #[inline(always)]
-fn fast_paths() -> bool {
+pub(super) fn fast_paths() -> bool {
     #[cfg(test)]
     {
         !GENERAL_ONLY.with(std::cell::Cell::get)
@@ -597,6 +599,14 @@ fn where_clause<'a>(
     Ok(row_id)
 }
 
+/// The value (`expr`) at byte `at` of `sql` and the offset after it, read as the statement
+/// parser reads it; `None` when none parses there.
+pub(super) fn value_at(sql: &str, at: usize) -> Option<(Literal<'_>, usize)> {
+    let mut c = Cursor { s: sql, pos: at };
+    let value = c.value().ok()?;
+    Some((value, c.pos))
+}
+
 /// Iterator over a function's arguments.
 #[derive(Debug, Clone)]
 pub struct ExprList<'a> {
@@ -655,7 +665,7 @@ impl<'a> Iterator for ConcatParts<'a> {
 /// A quoted literal starting at `at` (which must hold the opening quote): the literal and the
 /// offset after its closing quote. `None` when `at` holds no quote or the quote is not closed.
 #[inline]
-fn scan_quoted(s: &str, at: usize) -> Option<(QuotedText<'_>, usize)> {
+pub(super) fn scan_quoted(s: &str, at: usize) -> Option<(QuotedText<'_>, usize)> {
     let b = s.as_bytes();
     if b.get(at) != Some(&b'\'') {
         return None;
@@ -684,7 +694,7 @@ fn scan_quoted(s: &str, at: usize) -> Option<(QuotedText<'_>, usize)> {
 /// "has a zero byte" test), then byte by byte. Literals and names are short, so this beats a
 /// vectorised search's set-up cost.
 #[inline]
-fn find_byte(bytes: &[u8], from: usize, needle: u8) -> Option<usize> {
+pub(super) fn find_byte(bytes: &[u8], from: usize, needle: u8) -> Option<usize> {
     const LO: u64 = 0x0101_0101_0101_0101;
     const HI: u64 = 0x8080_8080_8080_8080;
     let pattern = LO.wrapping_mul(u64::from(needle));
@@ -727,7 +737,7 @@ static WORD_BYTES: [bool; 256] = {
 };
 
 #[inline]
-fn is_word_byte(b: u8) -> bool {
+pub(super) fn is_word_byte(b: u8) -> bool {
     WORD_BYTES[usize::from(b)]
 }
 

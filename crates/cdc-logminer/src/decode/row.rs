@@ -2,8 +2,9 @@
 //! everything else.
 //!
 //! ```text
-//!  MinedRow ──OPERATION_CODE──┬─ INSERT/UPDATE/DELETE ─ parse ─► items ─ drop excluded ─►
-//!                             │                          convert with the column types ─► RowChange
+//!  MinedRow ──OPERATION_CODE──┬─ INSERT/UPDATE/DELETE ─ onepass (LogMiner's shape) ─► RowChange
+//!                             │     └ else, or failed ─ parse ─► items ─ drop excluded ─►
+//!                             │          convert with the column types ─► RowChange or the error
 //!                             ├─ DDL ──────────────────── classify_ddl ─► Decoded::Ddl
 //!                             ├─ SEL_LOB_LOCATOR/LOB_WRITE/LOB_TRIM/LOB_ERASE ─► Decoded::Lob
 //!                             ├─ XML DOC BEGIN/WRITE/END ─► Decoded::XmlDoc,  INTERNAL ─► Internal
@@ -21,6 +22,7 @@ use cdc_core::table::TableLayout;
 use super::convert::{self, ConvertError};
 use super::ddl::{DdlInfo, classify_ddl};
 use super::error::{DecodeError, DecodeReason, RowContext};
+use super::onepass;
 use super::parse::{
     Ident, Item, Literal, Statement, StatementKind, parse_statement_reusing, recycle,
 };
@@ -144,6 +146,14 @@ fn decode_dml(
     if temporal::trim(sql).eq_ignore_ascii_case("Dictionary Version Mismatch") {
         return Err(fail(DecodeReason::DictionaryMismatch));
     }
+    if matches!(
+        row.status,
+        status::VALID_SQL | status::ASSEMBLY_REQUIRED_SQL
+    ) && let Some(op) = change_op(row.operation)
+        && let Some(images) = onepass::decode(sql, op, table)
+    {
+        return Ok(change(row, table, op, images));
+    }
     let stmt = match parse_statement_reusing(sql, recycle(ITEMS.take())) {
         Ok(stmt) => stmt,
         Err(syntax) => {
@@ -217,18 +227,47 @@ fn change_of(
             (Some(before), Some(after))
         }
     };
+    Ok(change(
+        row,
+        table,
+        op,
+        onepass::Images {
+            before,
+            after,
+            row_id: stmt.row_id,
+        },
+    ))
+}
+
+/// The operation of a DML row.
+pub(super) fn change_op(operation: Operation) -> Option<ChangeOp> {
+    match operation {
+        Operation::Insert => Some(ChangeOp::Insert),
+        Operation::Update => Some(ChangeOp::Update),
+        Operation::Delete => Some(ChangeOp::Delete),
+        _ => None,
+    }
+}
+
+/// The change of a row from its images.
+fn change(
+    row: &MinedRow,
+    table: &DecodeTable,
+    op: ChangeOp,
+    images: onepass::Images<'_>,
+) -> RowChange {
     let row_id = match &row.row_id {
         Some(id) if !id.is_empty() => Some(id.clone()),
-        _ => stmt.row_id.map(str::to_owned),
+        _ => images.row_id.map(str::to_owned),
     };
-    Ok(RowChange {
+    RowChange {
         op,
         table: Arc::clone(table.table()),
-        schema_version: layout.version,
-        before,
-        after,
+        schema_version: table.layout().version,
+        before: images.before,
+        after: images.after,
         row_id,
-    })
+    }
 }
 
 /// STATUS 2 rows of the lag case write NUMBERs and dates as raw bytes.
@@ -389,7 +428,7 @@ fn literal_text(literal: &Literal<'_>) -> String {
 
 /// The after image of an update: the before image with the SET items laid over it (both in
 /// column order; `set` is left empty).
-fn overlay(before: &[ColumnValue], set: &mut Vec<ColumnValue>) -> Vec<ColumnValue> {
+pub(super) fn overlay(before: &[ColumnValue], set: &mut Vec<ColumnValue>) -> Vec<ColumnValue> {
     let mut out = Vec::with_capacity(before.len() + set.len());
     let mut old = before.iter().peekable();
     for new in set.drain(..) {

@@ -305,15 +305,19 @@ fn small_number(text: &str, max_len: usize) -> Result<i64> {
     if text.is_empty() || text.len() > max_len || !text.bytes().all(|d| d.is_ascii_digit()) {
         return Err("not an interval");
     }
-    text.parse().map_err(|_| "not an interval")
+    // at most `max_len` (≤ 9 here) plain digits: no overflow, and what `str::parse` gives
+    Ok(text.bytes().fold(0i64, |n, d| n * 10 + i64::from(d - b'0')))
 }
 
 /// `+YYYY-MM` → months.
 pub fn parse_interval_ym(text: &str) -> Result<i64> {
     let (negative, rest) = sign_and_rest(text);
-    let (years, months) = rest
-        .split_once('-')
+    // a one-byte search: `split_once` sets up a pattern searcher for a one-byte needle
+    let dash = rest
+        .bytes()
+        .position(|b| b == b'-')
         .ok_or("not an interval year to month")?;
+    let (years, months) = (&rest[..dash], &rest[dash + 1..]);
     let years = small_number(years, 9)?;
     let months = small_number(months, 2)?;
     if months > 11 {
