@@ -244,17 +244,10 @@ fn small_decimal(text: &str) -> Option<Decimal> {
     if digits.is_empty() || digits.len() > 19 || !digits[0].is_ascii_digit() {
         return None;
     }
-    // the integer digits, then the fraction's: one test per digit (19 digits fit a u64)
+    // the integer digits, then the fraction's (19 digits fit a u64)
     let mut value: u64 = 0;
     let mut i = 0;
-    while let Some(d) = digits
-        .get(i)
-        .map(|d| d.wrapping_sub(b'0'))
-        .filter(|&d| d < 10)
-    {
-        value = value * 10 + u64::from(d);
-        i += 1;
-    }
+    read_digits(digits, &mut i, &mut value);
     let mut scale: i16 = 0;
     if i < digits.len() {
         if digits[i] != b'.' {
@@ -262,14 +255,7 @@ fn small_decimal(text: &str) -> Option<Decimal> {
         }
         i += 1;
         let fraction = i;
-        while let Some(d) = digits
-            .get(i)
-            .map(|d| d.wrapping_sub(b'0'))
-            .filter(|&d| d < 10)
-        {
-            value = value * 10 + u64::from(d);
-            i += 1;
-        }
+        read_digits(digits, &mut i, &mut value);
         if i < digits.len() || i == fraction {
             return None;
         }
@@ -281,6 +267,20 @@ fn small_decimal(text: &str) -> Option<Decimal> {
         return None;
     }
     Some(small_decimal_of(negative, value, scale))
+}
+
+/// Appends the ASCII digits from `digits[*at..]` to `value`, one test per digit, and leaves
+/// `*at` at the first byte that is not one. The caller bounds the count (19 fit a u64).
+#[inline(always)]
+fn read_digits(digits: &[u8], at: &mut usize, value: &mut u64) {
+    while let Some(d) = digits
+        .get(*at)
+        .map(|d| d.wrapping_sub(b'0'))
+        .filter(|&d| d < 10)
+    {
+        *value = *value * 10 + u64::from(d);
+        *at += 1;
+    }
 }
 
 /// `±value × 10^(−scale)`, without trailing zero digits.
