@@ -125,7 +125,7 @@ impl RecordBuilder {
         context: RecordContext,
         out: &mut Vec<KafkaRecord>,
     ) -> Result<(), BridgeError> {
-        let position = Arc::new(record.position.clone());
+        let position = Arc::clone(&record.position);
         let resume_scn = record.position.resume.scn;
         let server = self.settings.server.clone();
         let side = |topic: &str,

@@ -307,7 +307,7 @@ fn side_records(schemas: &str) -> String {
     for kind in kinds {
         let record = EngineRecord {
             kind,
-            position: position.clone(),
+            position: std::sync::Arc::new(position.clone()),
         };
         builder.append(&record, context(), &mut records).unwrap();
     }

@@ -323,7 +323,7 @@ fn the_session_is_recycled_at_its_maximum_age() {
 fn an_offset_of_another_database_stops_at_start() {
     let (result, records) = run_scenario(QUIET, 5, Duration::from_secs(1), |_| {});
     result.unwrap();
-    let mut position = records.last().unwrap().position.clone();
+    let mut position = cdc_offset::Position::clone(&records.last().unwrap().position);
     position.identity.dbid ^= 1;
     let source = Scenario::from_json(QUIET).unwrap().into_source(1).unwrap();
     let spill = tempfile::tempdir().unwrap();

@@ -223,7 +223,7 @@ impl Delivery {
         self.send_and_decide(out, record.position, sent, now, waiting)
     }
 
-    fn startup_event(&self, position: &Position) -> EngineRecord {
+    fn startup_event(&self, position: &Arc<Position>) -> EngineRecord {
         let last_commit = position
             .last_commit
             .as_ref()
@@ -250,14 +250,14 @@ impl Delivery {
                     ),
                 ]),
             }),
-            position: position.clone(),
+            position: Arc::clone(position),
         }
     }
 
     fn send_and_decide(
         &mut self,
         out: Vec<KafkaRecord>,
-        position: Position,
+        position: Arc<Position>,
         sent: Sent,
         now: u64,
         waiting: bool,
@@ -278,7 +278,6 @@ impl Delivery {
         if self.mode == DeliveryMode::AtLeastOnce {
             self.wait_for_window()?;
         }
-        let position = Arc::new(position);
         let count = u32::try_from(out.len()).unwrap_or(u32::MAX);
         let seq = self
             .producer
@@ -480,7 +479,7 @@ impl Delivery {
                     ),
                 ]),
             }),
-            position: (*position).clone(),
+            position: Arc::clone(&position),
         };
         let outcome = self.handle(event, false).and_then(|()| self.finish());
         if let Err(error) = outcome {

@@ -211,7 +211,7 @@ pub fn engine_change(change: ChangeRecord) -> EngineRecord {
     let position = position(change.event_index, &change.commit);
     EngineRecord {
         kind: RecordKind::Change(change),
-        position,
+        position: std::sync::Arc::new(position),
     }
 }
 

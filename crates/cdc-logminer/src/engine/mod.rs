@@ -352,7 +352,9 @@ pub enum RecordKind {
 #[derive(Debug, Clone, PartialEq)]
 pub struct EngineRecord {
     pub kind: RecordKind,
-    pub position: Position,
+    /// Shared: the consumer keeps it until the record is acknowledged, and the engine builds
+    /// the next position from it.
+    pub position: Arc<Position>,
 }
 
 /// The consumer went away.
@@ -480,8 +482,9 @@ pub struct CaptureEngine<S: RedoSource> {
     cursor: Cursor,
     window: AdaptiveWindow,
     session_started_ms: Option<u64>,
-    /// The last emitted position: the base of every next one.
-    position: Position,
+    /// The last emitted position: the base of every next one (shared with the newest record;
+    /// changing it copies it unless that record is gone).
+    position: Arc<Position>,
     skip: SkipRule,
     first_start: Option<cdc_offset::FirstStart>,
     /// START SCNs of transactions whose START row was mined (first-start rule).
@@ -562,7 +565,7 @@ impl<S: RedoSource> CaptureEngine<S> {
             identity,
             cursor,
             session_started_ms: None,
-            position,
+            position: Arc::new(position),
             start_scns: foldhash::HashMap::default(),
             held_lob_inserts: foldhash::HashMap::default(),
             last_record_ms: now,
@@ -1241,7 +1244,7 @@ impl<S: RedoSource> CaptureEngine<S> {
                 RecordPlace::of(this, event_count),
             );
             // in place: the same as `at_record`, with one copy of the position per record
-            self.position.set_record(
+            Arc::make_mut(&mut self.position).set_record(
                 resume,
                 LastCommit {
                     scn: row.scn,
@@ -1258,7 +1261,7 @@ impl<S: RedoSource> CaptureEngine<S> {
                     event_index: this,
                     layout,
                 }),
-                position: self.position.clone(),
+                position: Arc::clone(&self.position),
             };
             sink.accept(record)?;
             emitted += 1;
@@ -1365,7 +1368,7 @@ impl<S: RedoSource> CaptureEngine<S> {
         for discard in discards {
             self.held_lob_inserts.remove(&discard.key);
             self.buffer.release(discard.key)?;
-            self.position.released_xids = self.buffer.ledger().clone();
+            Arc::make_mut(&mut self.position).released_xids = self.buffer.ledger().clone();
             let dlq = DlqRecord {
                 kind: discard.dlq.kind(),
                 xid: discard.key,
@@ -1401,7 +1404,7 @@ impl<S: RedoSource> CaptureEngine<S> {
             for release in check.releases {
                 self.held_lob_inserts.remove(&release.key);
                 self.buffer.release(release.key)?;
-                self.position.released_xids = self.buffer.ledger().clone();
+                Arc::make_mut(&mut self.position).released_xids = self.buffer.ledger().clone();
                 self.emit_between(sink, RecordKind::Ops(release.ops_event))?;
                 self.metrics.orphans_released += 1;
                 self.metrics.ops_events += 1;
@@ -1459,10 +1462,10 @@ impl<S: RedoSource> CaptureEngine<S> {
         sink: &mut dyn RecordSink,
         kind: RecordKind,
     ) -> Result<(), EngineError> {
-        let position = self.position.at_heartbeat(self.current_resume());
+        let position = Arc::new(self.position.at_heartbeat(self.current_resume()));
         sink.accept(EngineRecord {
             kind,
-            position: position.clone(),
+            position: Arc::clone(&position),
         })?;
         self.position = position;
         self.last_record_ms = self.clock.now_ms();

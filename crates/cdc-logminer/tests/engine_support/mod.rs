@@ -181,7 +181,7 @@ pub fn first_start_floor(records: &[EngineRecord]) -> cdc_core::Scn {
 
 /// The position of the last record, for a restart.
 pub fn last_position(records: &[EngineRecord]) -> Option<Position> {
-    records.last().map(|r| r.position.clone())
+    records.last().map(|r| Position::clone(&r.position))
 }
 
 /// A database that ran `workload` to its end: the engine then mines finished redo.
