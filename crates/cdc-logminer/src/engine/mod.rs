@@ -719,7 +719,8 @@ impl<S: RedoSource> CaptureEngine<S> {
             // LOB values are not assembled yet (cdc.lob.mode=skip)
             lob_rows: false,
         };
-        let mut rows: Vec<MinedRow> = Vec::with_capacity(self.last_step_rows);
+        let mut rows: Vec<MinedRow> =
+            Vec::with_capacity(self.last_step_rows.min(MAX_ROWS_RESERVED));
         let mut ddl_text = String::new();
         let mut cut = false;
         let table_filter = Arc::clone(&self.settings.table_filter);
@@ -1512,6 +1513,10 @@ struct ReadStep {
     rows: Vec<MinedRow>,
     cut: bool,
 }
+
+/// The most rows a step's vector reserves from the previous step's size (about 4 MB): a small
+/// step after a huge one does not hold the huge one's memory.
+const MAX_ROWS_RESERVED: usize = 16_384;
 
 /// Steps of at least this many rows are decoded on a thread of their own while they are
 /// applied (see `CaptureEngine::apply`); smaller ones are decoded first.
