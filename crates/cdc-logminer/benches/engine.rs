@@ -23,7 +23,7 @@ use cdc_logminer::decode::{
     DecodeOptions, DecodePool, DecodeTable, decode_step, join_continuations,
 };
 use cdc_logminer::engine::{CaptureEngine, EngineSettings, ManualClock, RecordKind};
-use cdc_logminer::sim::source::mine_all;
+use cdc_logminer::sim::source::{mine_all, mine_all_with};
 use cdc_logminer::sim::{SimConfig, SimDatabase, SimSource, Workload, WorkloadConfig};
 use cdc_logminer::source::{
     ActiveTransaction, CaptureMode, CapturedObject, DatabaseIdentity, LogFile, LogInventoryQuery,
@@ -198,40 +198,9 @@ fn bench(c: &mut Criterion) {
     group.bench_function("changes_with_sim", |b| {
         b.iter(|| black_box(capture(SimSource::new(db.clone()), spill.path(), start)))
     });
-    // every row of the history, as the simulator answers a query over all logs
-    let all_rows = {
-        let mut source = SimSource::new(db.clone());
-        let objects: Vec<_> = source
-            .resolve_objects(&captured)
-            .unwrap()
-            .into_iter()
-            .map(|o| (o.con, o.object))
-            .collect();
-        let logs = source
-            .log_inventory(&LogInventoryQuery {
-                from: cdc_core::Scn::ZERO,
-                mode: CaptureMode::Online,
-                destination: None,
-            })
-            .unwrap();
-        source
-            .start_session(&cdc_logminer::sim::source::whole_window(&logs))
-            .unwrap();
-        let mut rows = Vec::new();
-        source
-            .mine(
-                &cdc_logminer::sim::source::query_for(
-                    cdc_logminer::source::RedoBound::Start,
-                    objects,
-                ),
-                &mut |row| {
-                    rows.push(row);
-                    std::ops::ControlFlow::Continue(())
-                },
-            )
-            .unwrap();
-        Arc::new(rows)
-    };
+    // every row of the history, as the simulator answers the engine's query over all logs
+    let all_rows =
+        Arc::new(mine_all_with(&mut SimSource::new(db.clone()), &captured, |_| {}).unwrap());
     let rendered = || Rendered {
         inner: SimSource::new(db.clone()),
         rows: Arc::clone(&all_rows),

@@ -6,16 +6,15 @@
 //! query leaves LOB rows out unless it asks for them.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use std::ops::ControlFlow;
 use std::sync::Arc;
 
 use cdc_core::{MinedRow, Operation, Value};
 use cdc_logminer::decode::{
     ColumnFilter, DecodeOptions, DecodeTable, Decoded, LobOp, decode_row, join_continuations,
 };
-use cdc_logminer::sim::source::{mine_all, query_for, whole_window};
+use cdc_logminer::sim::source::{mine_all, mine_all_with};
 use cdc_logminer::sim::{Scenario, SimSource, TruthTransaction, operation_name};
-use cdc_logminer::source::{CaptureMode, LogInventoryQuery, RedoBound, RedoSource};
+use cdc_logminer::source::RedoSource;
 use serde_json::json;
 
 const PLACEHOLDER: &str = "AAAAAAAAAAAAAAAAAA";
@@ -280,31 +279,8 @@ fn the_decoder_classifies_every_lob_row() {
 #[test]
 fn the_engines_query_leaves_lob_rows_out_unless_asked() {
     let mut source = scenario(false).play().unwrap();
-    let objects: Vec<_> = source
-        .resolve_objects(&|_| true)
-        .unwrap()
-        .into_iter()
-        .map(|o| (o.con, o.object))
-        .collect();
-    let logs = source
-        .log_inventory(&LogInventoryQuery {
-            from: cdc_core::Scn(0),
-            mode: CaptureMode::Online,
-            destination: None,
-        })
-        .unwrap();
-    source.start_session(&whole_window(&logs)).unwrap();
     let mine = |source: &mut SimSource, lob_rows: bool| {
-        let mut query = query_for(RedoBound::Start, objects.clone());
-        query.lob_rows = lob_rows;
-        let mut rows = Vec::new();
-        source
-            .mine(&query, &mut |row| {
-                rows.push(row);
-                ControlFlow::Continue(())
-            })
-            .unwrap();
-        rows
+        mine_all_with(source, &|_| true, |query| query.lob_rows = lob_rows).unwrap()
     };
     let is_lob = |r: &MinedRow| {
         matches!(

@@ -878,11 +878,25 @@ pub fn query_for(from: RedoBound, objects: Vec<(ConId, ObjectId)>) -> MiningQuer
     }
 }
 
-/// Mines everything currently in the logs (online mode) into a vector, for tests and the dump.
+/// Mines everything currently in the logs (online mode) into a vector, for tests and the dump:
+/// the rows of the captured tables, LOB rows included, without `excluded_users`' rows.
 pub fn mine_all(
     source: &mut SimSource,
     capture: &TableFilter<'_>,
     excluded_users: &[String],
+) -> Result<Vec<MinedRow>, SourceError> {
+    mine_all_with(source, capture, |query| {
+        query.excluded_users = excluded_users.to_vec();
+        query.lob_rows = true;
+    })
+}
+
+/// [`mine_all`] with the query as `edit` leaves it, from [`query_for`]'s (which asks what the
+/// engine asks under `cdc.lob.mode=skip`).
+pub fn mine_all_with(
+    source: &mut SimSource,
+    capture: &TableFilter<'_>,
+    edit: impl FnOnce(&mut MiningQuery),
 ) -> Result<Vec<MinedRow>, SourceError> {
     let logs = source.log_inventory(&LogInventoryQuery {
         from: Scn(0),
@@ -896,8 +910,7 @@ pub fn mine_all(
         .collect();
     source.start_session(&whole_window(&logs))?;
     let mut query = query_for(RedoBound::Start, objects);
-    query.excluded_users = excluded_users.to_vec();
-    query.lob_rows = true;
+    edit(&mut query);
     let mut rows = Vec::new();
     source.mine(&query, &mut |row| {
         rows.push(row);
