@@ -57,8 +57,14 @@ impl SimDatabase {
         Some(row)
     }
 
-    /// The V$LOGMNR_CONTENTS rows of one record (several when SQL_REDO needs CSF rows).
-    pub(crate) fn render(&self, placed: &Placed, thread: RedoThread) -> Vec<MinedRow> {
+    /// The V$LOGMNR_CONTENTS rows of one record (several when SQL_REDO needs CSF rows),
+    /// pushed onto `out`.
+    pub(crate) fn render(&self, placed: &Placed, thread: RedoThread, out: &mut Vec<MinedRow>) {
+        split_rows(self.render_row(placed, thread), out);
+    }
+
+    /// A record's row with its whole SQL_REDO.
+    fn render_row(&self, placed: &Placed, thread: RedoThread) -> MinedRow {
         let r = &placed.record;
         let container = self.containers.get(r.con);
         let rs_id = if r.zero_rs_id {
@@ -132,10 +138,10 @@ impl SimDatabase {
                     .and_then(|c| c.tables.get(table.1))
                     .and_then(|t| NamedAs::of(t, *version, *object))
                 else {
-                    return vec![row];
+                    return row;
                 };
                 let Some(col) = named.layout.columns.get(*column) else {
-                    return vec![row];
+                    return row;
                 };
                 let filter = non_lob(&named.layout.columns, locate);
                 let (naming, target) = (named.naming, named.target());
@@ -143,7 +149,7 @@ impl SimDatabase {
                 row.table_name = Some(named.name);
                 let action = match lob {
                     // 23ai: OPERATION INTERNAL (code 9), STATUS 0, SQL_REDO NULL
-                    LobRow::Locator => return vec![row],
+                    LobRow::Locator => return row,
                     LobRow::Write { offset, data } => render::LobAction::Write {
                         offset: *offset,
                         data,
@@ -169,7 +175,7 @@ impl SimDatabase {
                     .and_then(|c| c.tables.get(table.1))
                     .and_then(|t| NamedAs::of(t, *version, *object))
                 else {
-                    return vec![row];
+                    return row;
                 };
                 let (layout, naming, target) = (named.layout, named.naming, named.target());
                 let (owner, name) = (named.owner, named.name);
@@ -204,7 +210,7 @@ impl SimDatabase {
                 row.sql_redo = Some(sql);
             }
         }
-        split_rows(row)
+        row
     }
 }
 
@@ -263,11 +269,7 @@ impl<'a> NamedAs<'a> {
 
     /// `"OWNER"."TABLE"`.
     fn target(&self) -> String {
-        format!(
-            "{}.{}",
-            cdc_core::table::quote_identifier(&self.owner),
-            cdc_core::table::quote_identifier(&self.name)
-        )
+        render::target(&self.owner, &self.name)
     }
 }
 
@@ -294,26 +296,24 @@ fn non_lob<'a>(cols: &'a [ColumnDef], values: &'a [Value]) -> Vec<render::ColVal
 
 /// A row whose SQL_REDO is longer than 4000 bytes becomes CSF=1 rows and a last CSF=0 row with
 /// the same RS_ID and SSN.
-fn split_rows(row: MinedRow) -> Vec<MinedRow> {
-    let Some(sql) = row.sql_redo.as_deref() else {
-        return vec![row];
-    };
-    if sql.len() <= render::SQL_REDO_MAX_BYTES {
-        return vec![row];
+fn split_rows(row: MinedRow, out: &mut Vec<MinedRow>) {
+    let long = row
+        .sql_redo
+        .as_deref()
+        .is_some_and(|sql| sql.len() > render::SQL_REDO_MAX_BYTES);
+    if !long {
+        out.push(row);
+        return;
     }
-    let pieces: Vec<String> = render::split_csf(sql)
+    let pieces: Vec<String> = render::split_csf(row.sql_redo.as_deref().unwrap_or_default())
         .into_iter()
         .map(str::to_owned)
         .collect();
     let last = pieces.len() - 1;
-    pieces
-        .into_iter()
-        .enumerate()
-        .map(|(i, piece)| {
-            let mut r = row.clone();
-            r.sql_redo = Some(piece);
-            r.csf = i < last;
-            r
-        })
-        .collect()
+    out.extend(pieces.into_iter().enumerate().map(|(i, piece)| {
+        let mut r = row.clone();
+        r.sql_redo = Some(piece);
+        r.csf = i < last;
+        r
+    }));
 }

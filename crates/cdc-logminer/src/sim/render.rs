@@ -11,7 +11,6 @@
 
 use std::fmt::Write as _;
 
-use cdc_core::table::quote_identifier;
 use cdc_core::{ColumnDef, ColumnType, Decimal, OracleDateTime, TimeZone, Value};
 
 /// The ROW_ID LogMiner puts on the INSERT of a row with an out-of-line LOB locator.
@@ -29,22 +28,47 @@ pub fn quote(text: &str) -> String {
 }
 
 fn write_quoted(out: &mut String, text: &str) {
+    write_enclosed(out, text, '\'');
+}
+
+/// `"…"` with double quotes doubled: an identifier as SQL_REDO quotes it.
+fn write_identifier(out: &mut String, name: &str) {
+    write_enclosed(out, name, '"');
+}
+
+/// `text` between two `quote`s, each `quote` inside doubled.
+fn write_enclosed(out: &mut String, text: &str, quote: char) {
     out.reserve(text.len() + 2);
-    out.push('\'');
+    out.push(quote);
     let mut rest = text;
-    while let Some(i) = rest.find('\'') {
+    while let Some(i) = rest.find(quote) {
         out.push_str(&rest[..=i]);
-        out.push('\'');
+        out.push(quote);
         rest = &rest[i + 1..];
     }
     out.push_str(rest);
-    out.push('\'');
+    out.push(quote);
+}
+
+/// `"OWNER"."TABLE"`: the target of a statement.
+pub fn target(owner: &str, name: &str) -> String {
+    let mut out = String::with_capacity(owner.len() + name.len() + 5);
+    write_identifier(&mut out, owner);
+    out.push('.');
+    write_identifier(&mut out, name);
+    out
 }
 
 /// `UNISTR('…')`: printable ASCII as is (`'` doubled, `\` as `\\`), everything else as
 /// `\XXXX` UTF-16 code units in uppercase hex, surrogate pairs as two escapes.
 pub fn unistr(text: &str) -> String {
     let mut out = String::with_capacity(text.len() + 10);
+    write_unistr(&mut out, text);
+    out
+}
+
+fn write_unistr(out: &mut String, text: &str) {
+    out.reserve(text.len() + 10);
     out.push_str("UNISTR('");
     for c in text.chars() {
         match c {
@@ -60,19 +84,22 @@ pub fn unistr(text: &str) -> String {
         }
     }
     out.push_str("')");
-    out
 }
 
 /// A NUMBER as Oracle's number-to-text conversion prints it: plain decimal, no leading zero
 /// before the point (`.5`, `-.25`), no trailing zeros.
 pub fn number_text(d: Decimal) -> String {
-    let text = d.to_plain_string();
-    if let Some(rest) = text.strip_prefix("0.") {
-        format!(".{rest}")
-    } else if let Some(rest) = text.strip_prefix("-0.") {
-        format!("-.{rest}")
-    } else {
-        text
+    let mut out = String::with_capacity(24);
+    write_number(&mut out, d);
+    out
+}
+
+fn write_number(out: &mut String, d: Decimal) {
+    let start = out.len();
+    let _ = write!(out, "{d}");
+    let digits = if d.unscaled() < 0 { start + 1 } else { start };
+    if out.get(digits..digits + 2) == Some("0.") {
+        out.remove(digits);
     }
 }
 
@@ -253,10 +280,15 @@ fn write_literal(out: &mut String, col: &ColumnDef, value: &Value) {
             _ => "EMPTY_CLOB()",
         }),
         Value::Unsupported | Value::Unavailable => out.push_str("Unsupported Type"),
-        Value::Number(d) => write_quoted(out, &number_text(*d)),
+        Value::Number(d) => {
+            // a number's text has no quote to double
+            out.push('\'');
+            write_number(out, *d);
+            out.push('\'');
+        }
         Value::BinaryFloat(f) => write_quoted(out, &binary_float_text(*f)),
         Value::BinaryDouble(f) => write_quoted(out, &binary_double_text(*f)),
-        Value::Text(s) if is_national(ty) => out.push_str(&unistr(s)),
+        Value::Text(s) if is_national(ty) => write_unistr(out, s),
         Value::Text(s) => write_quoted(out, s),
         Value::Raw(b) => {
             out.push_str("HEXTORAW('");
@@ -484,7 +516,7 @@ pub type ColVal<'a> = (&'a ColumnDef, &'a Value);
 
 fn write_col_name(out: &mut String, naming: Naming, col: &ColumnDef) {
     match naming {
-        Naming::Dictionary => out.push_str(&quote_identifier(&col.name)),
+        Naming::Dictionary => write_identifier(out, &col.name),
         Naming::Generic => {
             let _ = write!(out, "\"COL {}\"", col.position);
         }
@@ -498,9 +530,28 @@ fn write_lit(out: &mut String, naming: Naming, col: &ColumnDef, value: &Value) {
     }
 }
 
+/// About how many bytes a column's name and literal take in a statement: a statement is
+/// built in one allocation, not grown a few bytes at a time.
+fn size_hint(cols: &[ColVal<'_>]) -> usize {
+    cols.iter()
+        .map(|(col, value)| {
+            col.name.len()
+                + 8
+                + match value {
+                    Value::Text(s) => s.len() + 8,
+                    Value::Raw(b) => 2 * b.len() + 12,
+                    _ => 56,
+                }
+        })
+        .sum()
+}
+
 /// `insert into "O"."T"("A","B") values ('1',NULL)`.
 pub fn insert(target: &str, naming: Naming, cols: &[ColVal<'_>]) -> String {
-    let mut out = format!("insert into {target}(");
+    let mut out = String::with_capacity(target.len() + 24 + size_hint(cols));
+    out.push_str("insert into ");
+    out.push_str(target);
+    out.push('(');
     for (i, (col, _)) in cols.iter().enumerate() {
         if i > 0 {
             out.push(',');
@@ -545,7 +596,10 @@ pub fn update(
     filter: &[ColVal<'_>],
     rowid: Option<&str>,
 ) -> String {
-    let mut out = format!("update {target} set ");
+    let mut out = String::with_capacity(target.len() + 40 + size_hint(set) + size_hint(filter));
+    out.push_str("update ");
+    out.push_str(target);
+    out.push_str(" set ");
     for (i, (col, value)) in set.iter().enumerate() {
         if i > 0 {
             out.push_str(", ");
@@ -563,7 +617,9 @@ pub fn update(
 
 /// `delete from "O"."T" where …`, or `where ROWID = '…'` for undo rows.
 pub fn delete(target: &str, naming: Naming, filter: &[ColVal<'_>], rowid: Option<&str>) -> String {
-    let mut out = format!("delete from {target}");
+    let mut out = String::with_capacity(target.len() + 40 + size_hint(filter));
+    out.push_str("delete from ");
+    out.push_str(target);
     match rowid {
         Some(r) => rowid_clause(&mut out, r),
         None => where_clause(&mut out, naming, filter),
@@ -695,6 +751,11 @@ mod tests {
         let n = |s: &str| Value::Number(Decimal::parse(s).unwrap());
         assert_eq!(literal(&col(ColumnType::Number), &n("-42.50")), "'-42.5'");
         assert_eq!(literal(&col(ColumnType::Number), &n("0.5")), "'.5'");
+        assert_eq!(literal(&col(ColumnType::Number), &n("-0.25")), "'-.25'");
+        assert_eq!(literal(&col(ColumnType::Number), &n("100")), "'100'");
+        assert_eq!(literal(&col(ColumnType::Number), &n("0")), "'0'");
+        assert_eq!(literal(&col(ColumnType::Number), &n("-10.05")), "'-10.05'");
+        assert_eq!(number_text(Decimal::parse("0.001").unwrap()), ".001");
         assert_eq!(
             literal(&col(ColumnType::Varchar2), &Value::Text("O'Brien".into())),
             "'O''Brien'"

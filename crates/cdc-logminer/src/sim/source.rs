@@ -573,8 +573,11 @@ impl RedoSource for SimSource {
             .addr()
             .filter(|_| single_thread)
             .map(|addr| addr.rs_id());
-        // the rows of every thread, in redo order, with MISSING_SCN rows at gaps
-        let mut per_thread: Vec<(RedoThread, Vec<MinedRow>)> = Vec::new();
+        // the records of every thread, in redo order, with MISSING_SCN rows at gaps; rows are
+        // rendered only when the query reaches them, as LogMiner makes rows as they are
+        // fetched: a query the engine stops early (at a DDL that ends its step) costs what it
+        // returned
+        let mut per_thread: Vec<(RedoThread, Vec<Pending<'_>>)> = Vec::new();
         let mut failure = None;
         let mut last_seq: Vec<(RedoThread, u32)> = Vec::new();
         for log in &session.logs {
@@ -603,7 +606,7 @@ impl RedoSource for SimSource {
                 ));
                 break;
             }
-            let rows: &mut Vec<MinedRow> =
+            let pending: &mut Vec<Pending<'_>> =
                 match per_thread.iter_mut().position(|(t, _)| *t == db_log.thread) {
                     Some(i) => &mut per_thread[i].1,
                     None => {
@@ -630,119 +633,51 @@ impl RedoSource for SimSource {
                 );
                 gap.status = cdc_core::change::status::HOLE_IN_LOGSTREAM;
                 gap.thread = db_log.thread;
-                rows.push(gap);
+                pending.push(Pending::Gap(Box::new(gap)));
             }
-            for placed in &db_log.records {
-                if skip_below.is_some_and(|bound| placed.rs_id < bound) {
-                    continue;
-                }
-                // a data row the query's filter drops needs no SQL_REDO: a stub with what
-                // the filter reads keeps every count and position the same
-                match self
-                    .db
-                    .filtered_stub(placed, db_log.thread, &|con, object, user, lob| {
-                        (!lob || query.lob_rows)
-                            && objects.contains(&(con, object))
-                            && !excluded.contains(user)
-                    }) {
-                    Some(stub) => rows.push(stub),
-                    None => rows.extend(self.db.render(placed, db_log.thread)),
-                }
-            }
+            pending.extend(
+                db_log
+                    .records
+                    .iter()
+                    .filter(|placed| skip_below.is_none_or(|bound| placed.rs_id >= bound))
+                    .map(|placed| Pending::Record {
+                        placed,
+                        thread: db_log.thread,
+                    }),
+            );
         }
         // LogMiner merges threads by SCN; within a thread the order is the log's
         let merged = merge_threads(per_thread);
-
-        let mut summary = MineSummary {
-            rows: 0,
-            last: None,
-            stopped_by_sink: false,
-        };
-        let mut reached = matches!(query.from, RedoBound::Start);
         let fail_at = failure.as_ref().map(|(n, _)| *n);
-        for (i, row) in merged.into_iter().enumerate() {
-            if fail_at == Some(i) {
-                break;
-            }
-            let addr = RedoAddr::new(row.rs_id, row.ssn).ok();
-            match addr {
-                Some(a) => {
-                    if query.from.reached_by(a) {
-                        reached = true;
-                    }
-                    if !query.from.admits(a) {
-                        continue;
-                    }
-                }
-                None if !reached => continue,
-                None => {}
-            }
-            let keep = match row.operation {
-                Operation::Start
-                | Operation::Commit
-                | Operation::Rollback
-                | Operation::MissingScn => true,
-                Operation::Ddl => {
-                    row.seg_owner
-                        .as_deref()
-                        .is_none_or(|o| !ORACLE_MAINTAINED_OWNERS.contains(&o))
-                        && row
-                            .info
-                            .as_deref()
-                            .is_none_or(|i| !i.starts_with("INTERNAL DDL"))
-                        && row
-                            .username
-                            .as_deref()
-                            .is_none_or(|u| !excluded.contains(u))
-                }
-                Operation::SelLobLocator
-                | Operation::LobWrite
-                | Operation::LobTrim
-                | Operation::LobErase
-                    if !query.lob_rows =>
-                {
-                    false
-                }
-                _ => {
-                    row.data_obj
-                        .is_some_and(|o| objects.contains(&(row.src_con_id, o)))
-                        && row
-                            .username
-                            .as_deref()
-                            .is_none_or(|u| !excluded.contains(u))
-                }
-            };
-            if !keep {
-                continue;
-            }
-            if let Some(f) = &mid_read {
-                let after = match f {
-                    Fault::DropConnection { after_rows }
-                    | Fault::KillSession { after_rows }
-                    | Fault::LogSwitchedWhileRead { after_rows } => *after_rows,
-                    _ => u64::MAX,
-                };
-                if summary.rows >= after {
+        let mid_read_after = mid_read.as_ref().map(|f| match f {
+            Fault::DropConnection { after_rows }
+            | Fault::KillSession { after_rows }
+            | Fault::LogSwitchedWhileRead { after_rows } => *after_rows,
+            _ => u64::MAX,
+        });
+        let filter = QueryFilter {
+            query,
+            objects: &objects,
+            excluded: &excluded,
+        };
+        let (summary, end) = stream(&self.db, merged, fail_at, mid_read_after, &filter, sink);
+        self.mined_rows += summary.rows;
+        match end {
+            StreamEnd::Sink => Ok(summary),
+            StreamEnd::MidRead => match &mid_read {
+                Some(f) => Err(self.fail_mid_read(f)),
+                None => Ok(summary),
+            },
+            StreamEnd::Exhausted => {
+                if let Some(f) = &mid_read {
                     return Err(self.fail_mid_read(f));
                 }
-            }
-            if let Some(a) = addr {
-                summary.last = Some(a);
-            }
-            summary.rows += 1;
-            self.mined_rows += 1;
-            if sink(row).is_break() {
-                summary.stopped_by_sink = true;
-                return Ok(summary);
+                if let Some((_, e)) = failure {
+                    return Err(e);
+                }
+                Ok(summary)
             }
         }
-        if let Some(f) = &mid_read {
-            return Err(self.fail_mid_read(f));
-        }
-        if let Some((_, e)) = failure {
-            return Err(e);
-        }
-        Ok(summary)
     }
 
     fn active_transactions(&mut self) -> Result<Vec<ActiveTransaction>, SourceError> {
@@ -832,13 +767,13 @@ impl SimSource {
 }
 
 /// Merges the threads' rows by SCN, keeping each thread's own order.
-fn merge_threads(mut per_thread: Vec<(RedoThread, Vec<MinedRow>)>) -> Vec<MinedRow> {
+fn merge_threads(mut per_thread: Vec<(RedoThread, Vec<Pending<'_>>)>) -> Vec<Pending<'_>> {
     if per_thread.len() <= 1 {
         return per_thread.pop().map(|(_, r)| r).unwrap_or_default();
     }
     let total = per_thread.iter().map(|(_, r)| r.len()).sum();
     let mut out = Vec::with_capacity(total);
-    let mut iters: Vec<std::iter::Peekable<std::vec::IntoIter<MinedRow>>> = per_thread
+    let mut iters: Vec<std::iter::Peekable<std::vec::IntoIter<Pending<'_>>>> = per_thread
         .into_iter()
         .map(|(_, r)| r.into_iter().peekable())
         .collect();
@@ -846,7 +781,7 @@ fn merge_threads(mut per_thread: Vec<(RedoThread, Vec<MinedRow>)>) -> Vec<MinedR
         let next = iters
             .iter_mut()
             .enumerate()
-            .filter_map(|(i, it)| it.peek().map(|r| (r.scn, i)))
+            .filter_map(|(i, it)| it.peek().map(|r| (r.scn(), i)))
             .min();
         let Some((_, i)) = next else {
             break;
@@ -856,6 +791,153 @@ fn merge_threads(mut per_thread: Vec<(RedoThread, Vec<MinedRow>)>) -> Vec<MinedR
         }
     }
     out
+}
+
+/// A query's answer before its rows are made: a record of a log, or the MISSING_SCN row of a
+/// gap between two logs of a thread.
+enum Pending<'a> {
+    Gap(Box<MinedRow>),
+    Record {
+        placed: &'a super::db::Placed,
+        thread: RedoThread,
+    },
+}
+
+impl Pending<'_> {
+    fn scn(&self) -> Scn {
+        match self {
+            Pending::Gap(row) => row.scn,
+            Pending::Record { placed, .. } => placed.record.scn,
+        }
+    }
+}
+
+/// What a query's WHERE clause reads.
+struct QueryFilter<'a> {
+    query: &'a MiningQuery,
+    objects: &'a BTreeSet<(ConId, ObjectId)>,
+    excluded: &'a BTreeSet<&'a str>,
+}
+
+impl QueryFilter<'_> {
+    /// Whether the query returns a row.
+    fn keeps(&self, row: &MinedRow) -> bool {
+        let excluded = self.excluded;
+        match row.operation {
+            Operation::Start | Operation::Commit | Operation::Rollback | Operation::MissingScn => {
+                true
+            }
+            Operation::Ddl => {
+                row.seg_owner
+                    .as_deref()
+                    .is_none_or(|o| !ORACLE_MAINTAINED_OWNERS.contains(&o))
+                    && row
+                        .info
+                        .as_deref()
+                        .is_none_or(|i| !i.starts_with("INTERNAL DDL"))
+                    && row
+                        .username
+                        .as_deref()
+                        .is_none_or(|u| !excluded.contains(u))
+            }
+            Operation::SelLobLocator
+            | Operation::LobWrite
+            | Operation::LobTrim
+            | Operation::LobErase
+                if !self.query.lob_rows =>
+            {
+                false
+            }
+            _ => {
+                row.data_obj
+                    .is_some_and(|o| self.objects.contains(&(row.src_con_id, o)))
+                    && row
+                        .username
+                        .as_deref()
+                        .is_none_or(|u| !excluded.contains(u))
+            }
+        }
+    }
+}
+
+/// Why a query's stream of rows ended.
+enum StreamEnd {
+    /// Every row was returned (a failure found while listing the logs may follow).
+    Exhausted,
+    /// The caller stopped fetching.
+    Sink,
+    /// A scripted fault breaks the read after this many rows.
+    MidRead,
+}
+
+/// Makes and returns the rows of `merged` in order: rows before the query's bound and rows
+/// its filter drops are skipped; a record is rendered only when reached.
+fn stream(
+    db: &SimDatabase,
+    merged: Vec<Pending<'_>>,
+    fail_at: Option<usize>,
+    mid_read_after: Option<u64>,
+    filter: &QueryFilter<'_>,
+    sink: &mut RowSink<'_>,
+) -> (MineSummary, StreamEnd) {
+    let query = filter.query;
+    let mut summary = MineSummary {
+        rows: 0,
+        last: None,
+        stopped_by_sink: false,
+    };
+    let mut reached = matches!(query.from, RedoBound::Start);
+    let mut rows: Vec<MinedRow> = Vec::with_capacity(1);
+    for (i, pending) in merged.into_iter().enumerate() {
+        if fail_at == Some(i) {
+            break;
+        }
+        match pending {
+            Pending::Gap(row) => rows.push(*row),
+            Pending::Record { placed, thread } => {
+                // a data row the query's filter drops needs no SQL_REDO: a stub with what
+                // the filter reads keeps every count and position the same
+                match db.filtered_stub(placed, thread, &|con, object, user, lob| {
+                    (!lob || query.lob_rows)
+                        && filter.objects.contains(&(con, object))
+                        && !filter.excluded.contains(user)
+                }) {
+                    Some(stub) => rows.push(stub),
+                    None => db.render(placed, thread, &mut rows),
+                }
+            }
+        }
+        for row in rows.drain(..) {
+            let addr = RedoAddr::new(row.rs_id, row.ssn).ok();
+            match addr {
+                Some(a) => {
+                    if query.from.reached_by(a) {
+                        reached = true;
+                    }
+                    if !query.from.admits(a) {
+                        continue;
+                    }
+                }
+                None if !reached => continue,
+                None => {}
+            }
+            if !filter.keeps(&row) {
+                continue;
+            }
+            if mid_read_after.is_some_and(|after| summary.rows >= after) {
+                return (summary, StreamEnd::MidRead);
+            }
+            if let Some(a) = addr {
+                summary.last = Some(a);
+            }
+            summary.rows += 1;
+            if sink(row).is_break() {
+                summary.stopped_by_sink = true;
+                return (summary, StreamEnd::Sink);
+            }
+        }
+    }
+    (summary, StreamEnd::Exhausted)
 }
 
 /// The log window and query an engine step would use: every listed log, from the first.
