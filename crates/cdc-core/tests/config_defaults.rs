@@ -38,6 +38,7 @@ const REFERENCE: &[(&str, Expected)] = &[
     ("cdc.sim.seed", Value("1")),
     ("cdc.sim.scenario", NoLiteral),
     ("cdc.sim.changes", Value("10000")),
+    ("cdc.sim.backlog", Value("false")),
     ("cdc.database.host", NoLiteral),
     ("cdc.database.port", Value("1521")),
     ("cdc.database.service", NoLiteral),

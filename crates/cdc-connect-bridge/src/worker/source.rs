@@ -1,7 +1,7 @@
 //! The database the task mines: `cdc.source=sim` (the redo simulator with a seeded workload)
 //! or `cdc.source=oracle` (LogMiner through the `oracle` crate, feature `oracle`).
 
-use cdc_core::config::{CdcConfig, SourceKind};
+use cdc_core::config::{CdcConfig, SimSettings, SourceKind};
 use cdc_logminer::sim::{Scenario, SimConfig, SimDatabase, SimSource, Workload, WorkloadConfig};
 use cdc_offset::Position;
 
@@ -25,16 +25,35 @@ pub enum SourceSetupError {
 }
 
 /// The simulated database of a configuration (`cdc.sim.seed`, `cdc.sim.changes`,
-/// `cdc.sim.scenario`). A simulator restarted from its seed replays the same redo; when a
-/// stored position exists, the workload is replayed until the redo reaches it, so the
-/// restarted task finds the log and the address it resumes from, as it would on a database
-/// that kept running.
+/// `cdc.sim.scenario`, `cdc.sim.backlog`). A simulator restarted from its seed replays the
+/// same redo; when a stored position exists, the workload is replayed until the redo reaches
+/// it, so the restarted task finds the log and the address it resumes from, as it would on a
+/// database that kept running. With `cdc.sim.backlog` the whole workload has run before the
+/// source is returned: the task catches up on redo that is already there.
 pub fn sim_source(
     config: &CdcConfig,
     position: Option<&Position>,
 ) -> Result<SimSource, SourceSetupError> {
     let sim = &config.sim;
-    let mut source = match &sim.scenario {
+    let mut source = sim_database(sim)?;
+    if sim.backlog {
+        run_to_end(&mut source)?;
+    } else if let Some(position) = position {
+        while !reached(source.database(), position) {
+            let more = source
+                .advance(64)
+                .map_err(|e| SourceSetupError::Sim(e.to_string()))?;
+            if !more {
+                break;
+            }
+        }
+    }
+    Ok(source)
+}
+
+/// The simulated database with its workload not yet run.
+fn sim_database(sim: &SimSettings) -> Result<SimSource, SourceSetupError> {
+    Ok(match &sim.scenario {
         Some(path) => Scenario::load(path)
             .and_then(|scenario| scenario.into_source(SIM_EVENTS_PER_POLL))
             .map_err(|e| SourceSetupError::Sim(format!("{}: {e}", path.display())))?,
@@ -47,22 +66,27 @@ pub fn sim_source(
             let workload = Workload::random(WorkloadConfig {
                 seed: sim.seed,
                 changes: sim.changes,
+                // a backlog is mined with the online catalog after the whole workload ran:
+                // rows written before an ALTER would need a redo dictionary
+                max_added_columns: if sim.backlog {
+                    0
+                } else {
+                    WorkloadConfig::default().max_added_columns
+                },
                 ..WorkloadConfig::default()
             });
             SimSource::with_workload(db, workload, SIM_EVENTS_PER_POLL)
         }
-    };
-    if let Some(position) = position {
-        while !reached(source.database(), position) {
-            let more = source
-                .advance(64)
-                .map_err(|e| SourceSetupError::Sim(e.to_string()))?;
-            if !more {
-                break;
-            }
-        }
-    }
-    Ok(source)
+    })
+}
+
+/// Runs the simulated database's workload to its end.
+fn run_to_end(source: &mut SimSource) -> Result<(), SourceSetupError> {
+    while source
+        .advance(4096)
+        .map_err(|e| SourceSetupError::Sim(e.to_string()))?
+    {}
+    Ok(())
 }
 
 /// Whether the simulated redo contains everything a run that stored `position` had mined.
@@ -134,10 +158,7 @@ pub fn sim_expected(
     config: &CdcConfig,
 ) -> Result<Vec<cdc_logminer::sim::TruthTransaction>, SourceSetupError> {
     let mut source = sim_source(config, None)?;
-    while source
-        .advance(4096)
-        .map_err(|e| SourceSetupError::Sim(e.to_string()))?
-    {}
+    run_to_end(&mut source)?;
     let tables = &config.tables;
     let captured =
         |t: &cdc_core::TableId| tables.is_table_included(t.pdb.as_deref(), &t.owner, &t.table);
@@ -150,5 +171,5 @@ pub fn sim_expected(
 /// The SCN of the simulated database before its workload runs: as `cdc.start.scn`, a first
 /// start captures the workload's whole history (the demo and the end-to-end tests).
 pub fn sim_initial_scn(config: &CdcConfig) -> Result<cdc_core::Scn, SourceSetupError> {
-    Ok(sim_source(config, None)?.database().current_scn())
+    Ok(sim_database(&config.sim)?.database().current_scn())
 }

@@ -457,6 +457,8 @@ pub static KEYS: &[KeySpec] = &[
         "Scenario file for the simulator; unset runs the built-in workload."),
     KeySpec::new("cdc.sim.changes", G::Source, int(0, MAX_LONG), Value("10000"),
         "Number of row changes the simulator generates."),
+    KeySpec::new("cdc.sim.backlog", G::Source, K::Boolean, Value("false"),
+        "Run the whole workload before capture starts: the connector catches up on a backlog."),
     // Database
     KeySpec::new("cdc.database.url", G::Database, K::DatabaseUrl,
         Conditional("when cdc.source=oracle, unless cdc.database.host is set"),

@@ -150,6 +150,8 @@ pub struct SimSettings {
     pub seed: u64,
     pub scenario: Option<PathBuf>,
     pub changes: u64,
+    /// `cdc.sim.backlog`: the workload has run before capture starts.
+    pub backlog: bool,
 }
 
 /// Where the database is.

@@ -456,10 +456,15 @@ impl<'a> Validation<'a> {
     fn oracle_login(&mut self) -> Option<OracleLogin> {
         let source = self.choice("cdc.source", SourceKind::from_config);
         if source == Some(SourceKind::Oracle) {
-            let sim_keys: Vec<&str> = ["cdc.sim.seed", "cdc.sim.scenario", "cdc.sim.changes"]
-                .into_iter()
-                .filter(|key| self.is_given(key))
-                .collect();
+            let sim_keys: Vec<&str> = [
+                "cdc.sim.seed",
+                "cdc.sim.scenario",
+                "cdc.sim.changes",
+                "cdc.sim.backlog",
+            ]
+            .into_iter()
+            .filter(|key| self.is_given(key))
+            .collect();
             for key in sim_keys {
                 self.warn(
                     key,
@@ -806,6 +811,7 @@ impl<'a> Validation<'a> {
                 seed: self.u64("cdc.sim.seed")?,
                 scenario: self.path("cdc.sim.scenario"),
                 changes: self.u64("cdc.sim.changes")?,
+                backlog: self.boolean("cdc.sim.backlog")?,
             },
             database: DatabaseSettings {
                 login: parts.login,

@@ -57,6 +57,11 @@ pub struct WorkloadConfig {
     /// row, so LogMiner shows it as INTERNAL and LOB_WRITE rows. Drawn from a stream of its
     /// own, so the rate changes LOB values only, never which statements a seed makes.
     pub large_lob_rate: f64,
+    /// Columns the DDL statements may add to APP.CUSTOMERS over the run; past it, the draw
+    /// that would have added one truncates HR.AUDIT_LOG. Rows mined with the online catalog
+    /// after such an ALTER cannot be decoded (STATUS 2), so a workload mined as a backlog
+    /// sets it to 0.
+    pub max_added_columns: u32,
 }
 
 impl Default for WorkloadConfig {
@@ -83,6 +88,7 @@ impl Default for WorkloadConfig {
             think_millis: 200,
             log_switch_rate: 0.001,
             large_lob_rate: 0.1,
+            max_added_columns: 4,
         }
     }
 }
@@ -565,7 +571,7 @@ impl RandomWorkload {
                     spec,
                 })
             }
-            1 if self.added_columns < 4 => {
+            1 if self.added_columns < self.config.max_added_columns => {
                 self.added_columns += 1;
                 db.apply(&DbOp::AddColumn {
                     table: qualify("APP.CUSTOMERS"),
