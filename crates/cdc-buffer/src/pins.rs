@@ -72,6 +72,16 @@ impl<K> Default for SortedCounts<K> {
 
 impl<K: Ord + Copy> SortedCounts<K> {
     fn add(&mut self, key: K) {
+        // a new transaction's pin is usually the newest redo: it goes at the back
+        match self.entries.back_mut() {
+            None => return self.entries.push_back((key, 1)),
+            Some((last, _)) if *last < key => return self.entries.push_back((key, 1)),
+            Some((last, count)) if *last == key => {
+                *count += 1;
+                return;
+            }
+            Some(_) => {}
+        }
         match self.entries.binary_search_by(|(k, _)| k.cmp(&key)) {
             Ok(at) => {
                 if let Some((_, count)) = self.entries.get_mut(at) {
@@ -83,6 +93,16 @@ impl<K: Ord + Copy> SortedCounts<K> {
     }
 
     fn remove(&mut self, key: K) {
+        // the oldest transactions end first, as a rule
+        if let Some((first, count)) = self.entries.front_mut()
+            && *first == key
+        {
+            *count -= 1;
+            if *count == 0 {
+                self.entries.pop_front();
+            }
+            return;
+        }
         if let Ok(at) = self.entries.binary_search_by(|(k, _)| k.cmp(&key))
             && let Some((_, count)) = self.entries.get_mut(at)
         {
