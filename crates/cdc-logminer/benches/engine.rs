@@ -4,6 +4,8 @@
 //! - `engine/changes`: a finished simulated database (random workload, private strands,
 //!   savepoints, rollbacks) captured from its oldest log to the end, the mining answers
 //!   rendered beforehand: decode, buffer, commit, positions and records — the engine's own cost.
+//!   The records are kept and freed after the measurement: in the binary the delivery thread
+//!   frees them once it has built their Kafka records.
 //! - `engine/changes_decode_threads_2`: the same with two decode threads.
 //! - `engine/changes_with_sim`: the same with the simulator rendering SQL_REDO at every query
 //!   (the simulator stands for Oracle and LogMiner, whose cost is not ours).
@@ -146,14 +148,20 @@ fn capture<S: RedoSource>(source: S, spill: &std::path::Path, start: cdc_core::S
     capture_keep(source, spill, start, 1).0
 }
 
-/// [`capture`], handing the engine back so that a benchmark drops it (and the simulated
-/// database inside its source) outside the timed part.
+/// [`capture`], handing the engine and its records back so that a benchmark drops them (and
+/// the simulated database inside the source) outside the timed part: in the binary the
+/// records are freed by the delivery thread once their Kafka records are built, not by the
+/// mining thread.
 fn capture_keep<S: RedoSource>(
     source: S,
     spill: &std::path::Path,
     start: cdc_core::Scn,
     decode_threads: usize,
-) -> (u64, CaptureEngine<S>) {
+) -> (
+    u64,
+    CaptureEngine<S>,
+    Vec<cdc_logminer::engine::EngineRecord>,
+) {
     let clock = ManualClock::default();
     let mut settings = EngineSettings::new("bench", "bench", captured);
     settings.buffer.spill_dir = spill.to_path_buf();
@@ -161,20 +169,19 @@ fn capture_keep<S: RedoSource>(
     settings.max_logs_per_step = 64;
     settings.decode_threads = decode_threads;
     let mut engine = CaptureEngine::open(source, settings, None, Box::new(clock.clone())).unwrap();
-    let mut records = Vec::with_capacity(CHANGES as usize);
-    let mut changes = 0;
+    // room for every record of the capture: none is moved while it runs
+    let mut records = Vec::with_capacity(2 * CHANGES as usize);
     let mut idle = 0;
     while idle < 2 {
         let report = engine.step(&mut records).unwrap();
         idle = if report.rows == 0 { idle + 1 } else { 0 };
-        changes += records
-            .iter()
-            .filter(|r| matches!(r.kind, RecordKind::Change(_)))
-            .count() as u64;
-        records.clear();
         clock.advance(Duration::from_millis(10));
     }
-    (changes, engine)
+    let changes = records
+        .iter()
+        .filter(|r| matches!(r.kind, RecordKind::Change(_)))
+        .count() as u64;
+    (changes, engine, records)
 }
 
 fn bench(c: &mut Criterion) {
