@@ -30,11 +30,12 @@ use std::cell::Cell;
 
 use cdc_core::change::{ChangeOp, ColumnValue};
 use cdc_core::table::{ColumnDef, ColumnType, TableLayout};
-use cdc_core::value::Value;
+use cdc_core::value::{TimeZone, Value};
 
 use super::convert;
 use super::parse::{fast_paths, find_byte, is_word_byte, scan_quoted, value_at};
 use super::table::{DecodeTable, InsertColumns};
+use super::temporal;
 
 /// The images of a row decoded in one pass.
 pub(super) struct Images<'a> {
@@ -433,6 +434,7 @@ fn typed(s: &str, at: usize, ty: &ColumnType) -> Option<(Value, usize)> {
         b'N' => (b.get(at..at + 4) == Some(b"NULL")
             && !b.get(at + 4).is_some_and(|&c| is_word_byte(c)))
         .then_some((Value::Null, at + 4)),
+        b'T' if let Some(read) = plain_temporal(b, at, ty) => Some(read),
         b'A'..=b'Z' => {
             let mut open = at;
             while b
@@ -496,6 +498,68 @@ fn typed(s: &str, at: usize, ty: &ColumnType) -> Option<(Value, usize)> {
     }
 }
 
+/// A date or timestamp exactly as the session's NLS formats write it, read at fixed
+/// positions: `TO_DATE('YYYY-MM-DD HH24:MI:SS', 'format')` for a DATE,
+/// `TO_TIMESTAMP('….F')` for a TIMESTAMP, `TO_TIMESTAMP_TZ('….F ±HH:MM')` for a TIMESTAMP WITH
+/// TIME ZONE and `TO_TIMESTAMP_TZ('….F')` for one WITH LOCAL TIME ZONE. `None` for anything
+/// else, which [`typed`]'s general temporal arm then reads (to the same value when it is one
+/// of these).
+#[inline]
+fn plain_temporal(b: &[u8], at: usize, ty: &ColumnType) -> Option<(Value, usize)> {
+    let rest = b.get(at..)?;
+    let (function, fraction): (&[u8], bool) = match ty {
+        ColumnType::Date => (b"TO_DATE('", false),
+        ColumnType::Timestamp => (b"TO_TIMESTAMP('", true),
+        ColumnType::TimestampTz | ColumnType::TimestampLtz => (b"TO_TIMESTAMP_TZ('", true),
+        _ => return None,
+    };
+    if !DecodeTable::starts_with(rest, function) {
+        return None;
+    }
+    let text = rest.get(function.len()..)?;
+    let (value, mut end) = temporal::plain_datetime(text, fraction)?;
+    let value = match ty {
+        ColumnType::Date => {
+            // the closing quote, then one of the session's date formats
+            if text.get(end) != Some(&b'\'') {
+                return None;
+            }
+            end += 1;
+            let after = text.get(end..)?;
+            // the engine's own format first
+            let [signed, plain] = DATE_FORMAT_ARGS;
+            end += if DecodeTable::starts_with(after, plain.as_bytes()) {
+                plain.len()
+            } else if DecodeTable::starts_with(after, signed.as_bytes()) {
+                signed.len()
+            } else {
+                return None;
+            };
+            Value::Date(value)
+        }
+        ColumnType::Timestamp => Value::Timestamp(value),
+        ColumnType::TimestampTz => {
+            if text.get(end) != Some(&b' ') {
+                return None;
+            }
+            let minutes = temporal::plain_offset(text.get(end + 1..)?)?;
+            end += 7;
+            Value::TimestampTz(value, TimeZone::Offset(minutes))
+        }
+        _ => Value::TimestampLtz(value),
+    };
+    if !matches!(ty, ColumnType::Date) {
+        if text.get(end) != Some(&b'\'') {
+            return None;
+        }
+        end += 1;
+    }
+    if text.get(end) != Some(&b')') {
+        return None;
+    }
+    Some((value, at + function.len() + end + 1))
+}
+
 #[cfg(test)]
 #[path = "../../tests/decode_support/mod.rs"]
 mod decode_support;
@@ -514,7 +578,22 @@ mod tests {
 
     /// Values of every shape, for every type: the typed readers must give what the general
     /// reading gives, or leave the value to it.
-    const VALUES: [&str; 52] = [
+    const VALUES: [&str; 67] = [
+        "TO_TIMESTAMP('2026-03-29 01:30:00.1234567891')",
+        "TO_TIMESTAMP('2026-03-29 01:30:00.')",
+        "TO_TIMESTAMP('2026-02-29 01:30:00')",
+        "TO_TIMESTAMP('2026-03-29 01:30:00.5', 'YYYY-MM-DD HH24:MI:SS')",
+        "TO_TIMESTAMP_TZ('2026-03-29 01:30:00.1 +15:00')",
+        "TO_TIMESTAMP_TZ('2026-03-29 01:30:00.1 +05:60')",
+        "TO_TIMESTAMP_TZ('2026-03-29 01:30:00 +05:30')",
+        "TO_TIMESTAMP_TZ('2026-03-29 01:30:00.123456789 -08:00')",
+        "TO_TIMESTAMP_TZ('2026-03-29 01:30:00.1 *05:30')",
+        "TO_TIMESTAMP_TZ('2026-03-29 01:30:00.1 +05:30 ')",
+        "TO_DATE(' 2026-02-28 13:45:59', 'SYYYY-MM-DD HH24:MI:SS')",
+        "'-0'",
+        "'3.4028236E38'",
+        "'16777217'",
+        "'1E400'",
         "'abc'",
         "'it''s'",
         "''",

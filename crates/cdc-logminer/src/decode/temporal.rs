@@ -125,6 +125,63 @@ fn fixed_datetime(b: &[u8], at: usize) -> Option<[u32; 6]> {
     ])
 }
 
+/// `YYYY-MM-DD HH24:MI:SS` at the start of `b` followed, when `fraction` allows, by `.` and 1
+/// to 9 digits: the value and the length read. `None` for any other text (the general reading
+/// then decides); for what it accepts, [`parse_datetime`] gives the same value.
+#[inline]
+pub(super) fn plain_datetime(b: &[u8], fraction: bool) -> Option<(OracleDateTime, usize)> {
+    let [year, month, day, hour, minute, second] = fixed_datetime(b, 0)?;
+    let mut end = 19;
+    let mut nanos = 0u32;
+    if fraction && b.get(end) == Some(&b'.') {
+        end += 1;
+        while let Some(d) = b.get(end).map(|d| d.wrapping_sub(b'0')).filter(|&d| d < 10) {
+            if end == 29 {
+                return None;
+            }
+            nanos = nanos * 10 + u32::from(d);
+            end += 1;
+        }
+        if end == 20 {
+            return None;
+        }
+        for _ in end..29 {
+            nanos *= 10;
+        }
+    }
+    let value = OracleDateTime::new(
+        year as i16,
+        month as u8,
+        day as u8,
+        hour as u8,
+        minute as u8,
+        second as u8,
+        nanos,
+    )?;
+    Some((value, end))
+}
+
+/// `±HH:MM` at the start of `b`, as the session's `TZH:TZM` writes it, in range: the offset in
+/// minutes (what [`parse_zone`] gives for it).
+#[inline]
+pub(super) fn plain_offset(b: &[u8]) -> Option<i16> {
+    let z: &[u8; 6] = b.get(..6)?.try_into().ok()?;
+    let d = |i: usize| z[i].wrapping_sub(b'0');
+    if z[3] != b':' || d(1).max(d(2)).max(d(4)).max(d(5)) >= 10 {
+        return None;
+    }
+    let h = i16::from(d(1)) * 10 + i16::from(d(2));
+    let m = i16::from(d(4)) * 10 + i16::from(d(5));
+    if h > 14 || m > 59 {
+        return None;
+    }
+    match z[0] {
+        b'+' => Some(h * 60 + m),
+        b'-' => Some(-(h * 60 + m)),
+        _ => None,
+    }
+}
+
 /// The optional fraction after the seconds at `end`, and the value.
 fn finish_datetime(
     text: &str,
