@@ -179,6 +179,30 @@ pub(super) fn temporal_value(ty: &ColumnType, name: &'static str, text: &str) ->
 
 /// A BINARY_DOUBLE (`double`) or BINARY_FLOAT value from its unquoted text.
 pub(super) fn float(text: &str, double: bool) -> Result<Value> {
+    // the plain spelling Oracle writes: neither a special value nor blanks to trim, so it is
+    // read directly (what `parse_float` would give)
+    match plain_float(text.as_bytes()) {
+        PlainFloat::Exact {
+            negative,
+            digits,
+            exponent,
+        } => {
+            if double && let Some(v) = exact_f64(digits, exponent) {
+                return Ok(Value::BinaryDouble(if negative { -v } else { v }));
+            }
+            if !double && let Some(v) = exact_f32(digits, exponent) {
+                return Ok(Value::BinaryFloat(if negative { -v } else { v }));
+            }
+            return parse_plain_float(text, double);
+        }
+        PlainFloat::Long => return parse_plain_float(text, double),
+        PlainFloat::Other => {}
+    }
+    float_general(text, double)
+}
+
+/// [`float`] for any spelling: special values, blanks around the number.
+fn float_general(text: &str, double: bool) -> Result<Value> {
     if double {
         match special_float(text) {
             Some(v) => Ok(Value::BinaryDouble(v)),
@@ -369,6 +393,140 @@ fn special_float(text: &str) -> Option<f64> {
         Some(f64::NAN)
     } else {
         None
+    }
+}
+
+/// What [`plain_float`] makes of a float's text.
+enum PlainFloat {
+    /// `-?d+(.d+)?([eE][+-]?d{1,4})?` with at most 19 significant digits: ±`digits` × 10^`exponent`.
+    Exact {
+        negative: bool,
+        digits: u64,
+        exponent: i32,
+    },
+    /// The same shape with more digits or a longer exponent.
+    Long,
+    /// Anything else (blanks, special values, other shapes): the general reading decides.
+    Other,
+}
+
+/// Reads Oracle's plain spelling of a finite float in one pass.
+fn plain_float(b: &[u8]) -> PlainFloat {
+    let (negative, mut i) = match b.first() {
+        Some(b'-') => (true, 1),
+        _ => (false, 0),
+    };
+    let mut digits: u64 = 0;
+    let mut significant = 0usize;
+    let mut exponent: i32 = 0;
+    let mut long = false;
+    let mut any = false;
+    let mut fraction = false;
+    loop {
+        match b.get(i) {
+            Some(&d @ b'0'..=b'9') => {
+                any = true;
+                if digits != 0 || d != b'0' {
+                    significant += 1;
+                }
+                if significant > 19 {
+                    long = true;
+                } else {
+                    digits = digits * 10 + u64::from(d - b'0');
+                    if fraction {
+                        exponent -= 1;
+                    }
+                }
+                i += 1;
+            }
+            Some(b'.') if !fraction && any => {
+                // at least one digit on each side of the point
+                if !b.get(i + 1).is_some_and(u8::is_ascii_digit) {
+                    return PlainFloat::Other;
+                }
+                fraction = true;
+                i += 1;
+            }
+            _ => break,
+        }
+    }
+    if !any {
+        return PlainFloat::Other;
+    }
+    if let Some(b'e' | b'E') = b.get(i) {
+        i += 1;
+        let minus = match b.get(i) {
+            Some(b'-') => {
+                i += 1;
+                true
+            }
+            Some(b'+') => {
+                i += 1;
+                false
+            }
+            _ => false,
+        };
+        let start = i;
+        let mut e: i32 = 0;
+        while let Some(&d @ b'0'..=b'9') = b.get(i) {
+            if i - start == 4 {
+                long = true;
+            } else {
+                e = e * 10 + i32::from(d - b'0');
+            }
+            i += 1;
+        }
+        if i == start {
+            return PlainFloat::Other;
+        }
+        exponent += if minus { -e } else { e };
+    }
+    if i != b.len() {
+        return PlainFloat::Other;
+    }
+    if long {
+        return PlainFloat::Long;
+    }
+    PlainFloat::Exact {
+        negative,
+        digits,
+        exponent,
+    }
+}
+
+/// `digits × 10^exponent` when both factors are exact doubles: then one IEEE operation
+/// rounds the exact value correctly, as `str::parse` does.
+fn exact_f64(digits: u64, exponent: i32) -> Option<f64> {
+    const POWERS: [f64; 23] = [
+        1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+        1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
+    ];
+    if digits > 1 << 53 {
+        return None;
+    }
+    let power = *POWERS.get(exponent.unsigned_abs() as usize)?;
+    let m = digits as f64;
+    Some(if exponent < 0 { m / power } else { m * power })
+}
+
+/// [`exact_f64`] for a float.
+fn exact_f32(digits: u64, exponent: i32) -> Option<f32> {
+    const POWERS: [f32; 11] = [1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10];
+    if digits > 1 << 24 {
+        return None;
+    }
+    let power = *POWERS.get(exponent.unsigned_abs() as usize)?;
+    let m = digits as f32;
+    Some(if exponent < 0 { m / power } else { m * power })
+}
+
+/// A text [`plain_float`] accepted, read by `str::parse` (which takes that whole shape).
+fn parse_plain_float(text: &str, double: bool) -> Result<Value> {
+    let invalid = |_| ConvertError::Invalid("not a floating-point number");
+    if double {
+        text.parse::<f64>().map(Value::BinaryDouble).map_err(invalid)
+    } else {
+        text.parse::<f32>().map(Value::BinaryFloat).map_err(invalid)
     }
 }
 
@@ -646,6 +804,63 @@ mod tests {
         let sql = format!(r#"insert into "O"."T"("C") values ({sql_value})"#);
         let stmt = parse_statement(&sql).unwrap();
         convert(&stmt.assignments()[0].value, &ColumnDef::new("C", 1, ty))
+    }
+
+    /// The direct reading of Oracle's plain spelling gives what the general reading gives, to
+    /// the bit.
+    #[test]
+    fn plain_floats_read_as_the_general_path() {
+        let mut texts: Vec<String> = [
+            "0", "-0", "0.0", "-0.0", "1", "-3.25", "1.50000005E+010", "2.5E-300",
+            "3.1415926535897931", "1e5", "1E+5", "1E-5", "1e", "1e+", "1.", ".5", "+7", "--1",
+            "1.2.3", "1E22", "1E23", "9007199254740993", "9007199254740992", "16777217",
+            "16777216", "16777217E1", "0.1", "0.30000000000000004", "123456789012345678901234",
+            "0.000000000000000000000000000001", "1E99999", "1E-99999", "1E0400", " 1", "1 ",
+            "Inf", "-inf", "nan", "1e5x", "", "-", "4.9E-324", "3.4028235E38", "3.4028236E38",
+            "1.17549435E-38", "7E-46", "1.0000000596046448", "0.00000000001", "12345.6789E-3",
+        ]
+        .iter()
+        .map(|t| (*t).to_owned())
+        .collect();
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        for _ in 0..20_000 {
+            let digits = (next() % 10_u64.pow(1 + (next() % 19) as u32)).to_string();
+            let point = (next() as usize) % (digits.len() + 1);
+            let mut t = String::new();
+            if next() % 2 == 0 {
+                t.push('-');
+            }
+            t.push_str(&digits[..point.max(1).min(digits.len())]);
+            if point > 0 && point < digits.len() {
+                t.push('.');
+                t.push_str(&digits[point..]);
+            }
+            if next() % 2 == 0 {
+                t.push_str(&format!("E{}", next() as i64 % 60 - 30));
+            }
+            texts.push(t);
+        }
+        for t in &texts {
+            for double in [false, true] {
+                assert_eq!(
+                    format!("{:?}", float(t, double)),
+                    format!("{:?}", float_general(t, double)),
+                    "{t}"
+                );
+                let bits = |v: Result<Value>| match v {
+                    Ok(Value::BinaryDouble(v)) => Some(v.to_bits()),
+                    Ok(Value::BinaryFloat(v)) => Some(u64::from(v.to_bits())),
+                    _ => None,
+                };
+                assert_eq!(bits(float(t, double)), bits(float_general(t, double)), "{t}");
+            }
+        }
     }
 
     #[test]
