@@ -138,6 +138,7 @@ impl Image {
         }
     }
 
+    #[inline(always)]
     fn push(&mut self, index: usize, value: Value) {
         if let Some(last) = self.out.last()
             && usize::from(last.column) >= index
@@ -242,8 +243,7 @@ impl<'a> Reader<'a, '_> {
         match index {
             Some(index) => {
                 let column = self.layout.columns.get(index)?;
-                let value = self.value(column)?;
-                image.push(index, value);
+                self.value(column, index, image)?;
             }
             None => self.skip_value()?,
         }
@@ -259,14 +259,16 @@ impl<'a> Reader<'a, '_> {
         Some(())
     }
 
-    /// The value at the cursor converted for `column`.
+    /// The value at the cursor converted for `column`, into `image` as the column at `index`.
     #[inline]
-    fn value(&mut self, column: &ColumnDef) -> Option<Value> {
-        if let Some((value, end)) = typed(self.s, self.pos, &column.data_type) {
+    fn value(&mut self, column: &ColumnDef, index: usize, image: &mut Image) -> Option<()> {
+        if let Some(end) = typed(self.s, self.pos, &column.data_type, image, index) {
             self.pos = end;
-            return Some(value);
+            return Some(());
         }
-        self.general_value(column)
+        let value = self.general_value(column)?;
+        image.push(index, value);
+        Some(())
     }
 
     /// A value no typed reader takes, read and converted as the general path does.
@@ -400,16 +402,22 @@ const DATE_FORMAT_ARGS: [&str; 2] = [", 'SYYYY-MM-DD HH24:MI:SS'", ", 'YYYY-MM-D
 /// A value in a shape LogMiner writes for the type, read and converted at once: the value and
 /// the offset after it. `None` for any other shape, or a value that does not convert (the
 /// general reading then decides). Each arm gives what `convert` gives for the same literal,
-/// through the same helpers.
+/// through the same helpers. The value goes straight into `image` (as the column at `index`):
+/// each arm pushes what it read, so that no arm's value is moved through a common return
+/// slot first.
 #[inline]
-fn typed(s: &str, at: usize, ty: &ColumnType) -> Option<(Value, usize)> {
+fn typed(s: &str, at: usize, ty: &ColumnType, image: &mut Image, index: usize) -> Option<usize> {
     let b = s.as_bytes();
+    let mut put = |value: Value, end: usize| {
+        image.push(index, value);
+        Some(end)
+    };
     match *b.get(at)? {
         b'\'' => {
             if let ColumnType::Number | ColumnType::Float = ty
                 && let Some((value, end)) = convert::quoted_small_decimal(b, at)
             {
-                return Some((Value::Number(value), end));
+                return put(Value::Number(value), end);
             }
             let (q, end) = scan_quoted(s, at)?;
             let plain = !q.has_doubled_quote();
@@ -429,12 +437,18 @@ fn typed(s: &str, at: usize, ty: &ColumnType) -> Option<(Value, usize)> {
                 ColumnType::RowId | ColumnType::URowId => Value::RowId(q.text().into_owned()),
                 _ => return None,
             };
-            Some((value, end))
+            put(value, end)
         }
-        b'N' => (b.get(at..at + 4) == Some(b"NULL")
-            && !b.get(at + 4).is_some_and(|&c| is_word_byte(c)))
-        .then_some((Value::Null, at + 4)),
-        b'T' if let Some(read) = plain_temporal(b, at, ty) => Some(read),
+        b'N' => {
+            if b.get(at..at + 4) == Some(b"NULL")
+                && !b.get(at + 4).is_some_and(|&c| is_word_byte(c))
+            {
+                put(Value::Null, at + 4)
+            } else {
+                None
+            }
+        }
+        b'T' if let Some((value, end)) = plain_temporal(b, at, ty) => put(value, end),
         b'A'..=b'Z' => {
             let mut open = at;
             while b
@@ -492,7 +506,7 @@ fn typed(s: &str, at: usize, ty: &ColumnType) -> Option<(Value, usize)> {
                 }
                 _ => return None,
             };
-            Some((value, close + 1))
+            put(value, close + 1)
         }
         _ => None,
     }
