@@ -44,7 +44,9 @@ impl Decimal {
         scale: 0,
     };
 
-    /// `unscaled × 10^(−scale)`, normalised.
+    /// `unscaled × 10^(−scale)`, normalised. Inline: the decoder builds one per NUMBER value,
+    /// and a call across the crate boundary cost as much as the normalising.
+    #[inline]
     pub fn new(unscaled: i128, scale: i16) -> Decimal {
         normalise(unscaled, scale as i32).unwrap_or(Decimal::ZERO)
     }
@@ -166,6 +168,7 @@ impl Decimal {
     }
 }
 
+#[inline]
 fn normalise(mut unscaled: i128, mut scale: i32) -> Result<Decimal, ValueError> {
     if unscaled == 0 {
         return Ok(Decimal::ZERO);
@@ -263,6 +266,7 @@ pub struct OracleDateTime {
 
 impl OracleDateTime {
     /// A checked date and time; `None` when a field is out of range.
+    #[inline]
     pub fn new(
         year: i16,
         month: u8,
@@ -345,6 +349,7 @@ fn astronomical_year(year: i16) -> i64 {
     }
 }
 
+#[inline]
 fn days_in_month(year: i16, month: u8) -> u8 {
     match month {
         1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
