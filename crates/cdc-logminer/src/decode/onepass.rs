@@ -592,7 +592,12 @@ mod tests {
 
     /// Values of every shape, for every type: the typed readers must give what the general
     /// reading gives, or leave the value to it.
-    const VALUES: [&str; 67] = [
+    const VALUES: [&str; 72] = [
+        "'12345678.123456789'",
+        "'123456789'",
+        "'-0.00000001'",
+        "'00000000000000000001'",
+        "'12345678901234567.8'",
         "TO_TIMESTAMP('2026-03-29 01:30:00.1234567891')",
         "TO_TIMESTAMP('2026-03-29 01:30:00.')",
         "TO_TIMESTAMP('2026-02-29 01:30:00')",
