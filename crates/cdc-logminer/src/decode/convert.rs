@@ -314,8 +314,14 @@ fn small_decimal_of(negative: bool, mut value: u64, mut scale: i16) -> Decimal {
         value /= 10;
         scale -= 1;
     }
-    let unscaled = i128::from(value);
-    Decimal::new(if negative { -unscaled } else { unscaled }, scale)
+    // at most 18 digits here: the value fits 64 bits
+    match i64::try_from(value) {
+        Ok(v) => Decimal::from_i64(if negative { -v } else { v }, scale),
+        Err(_) => {
+            let unscaled = i128::from(value);
+            Decimal::new(if negative { -unscaled } else { unscaled }, scale)
+        }
+    }
 }
 
 /// A quoted literal at `at` (the opening quote) that [`small_decimal`] reads, read where it
