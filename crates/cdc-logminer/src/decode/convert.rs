@@ -631,7 +631,7 @@ fn text(literal: &Literal<'_>) -> Result<String> {
 
 /// The text of `UNISTR(q)`.
 pub(super) fn unistr(q: &QuotedText<'_>) -> Result<String> {
-    let mut out = String::new();
+    let mut out = String::with_capacity(q.raw().len());
     let mut high = None;
     decode_unistr(q, &mut out, &mut high)?;
     finish_unistr(high)?;
@@ -765,7 +765,7 @@ fn hex_part(literal: &Literal<'_>, out: &mut Vec<u8>) -> Result<()> {
 
 /// The bytes of `HEXTORAW('hex')`.
 pub(super) fn hex(hex: &str) -> Result<Vec<u8>> {
-    let mut out = Vec::new();
+    let mut out = Vec::with_capacity(hex.len() / 2);
     decode_hex(hex, &mut out)?;
     Ok(out)
 }

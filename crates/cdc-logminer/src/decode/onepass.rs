@@ -53,6 +53,14 @@ thread_local! {
     static SET: Cell<Vec<ColumnValue>> = const { Cell::new(Vec::new()) };
 }
 
+/// Returns a scratch vector to its thread-local slot. `LocalKey::set` goes through the
+/// lazy-initialisation path on every call (~45 instructions); the slot was initialised by
+/// the `take` that lent the vector out, so a plain `Cell::set` does.
+#[inline]
+fn put_back<T: 'static>(key: &'static std::thread::LocalKey<Cell<Vec<T>>>, v: Vec<T>) {
+    key.with(|cell| cell.set(v));
+}
+
 /// Decodes `sql`, the statement of an `op` row of `table`, when it has LogMiner's own shape and
 /// decodes without any error; `None` otherwise.
 pub(super) fn decode<'a>(sql: &'a str, op: ChangeOp, table: &DecodeTable) -> Option<Images<'a>> {
@@ -71,7 +79,7 @@ pub(super) fn decode<'a>(sql: &'a str, op: ChangeOp, table: &DecodeTable) -> Opt
             r.table_name()?;
             let mut slots = SLOTS.take();
             let after = r.insert_body(&mut slots);
-            SLOTS.set(slots);
+            put_back(&SLOTS, slots);
             let after = after?;
             r.end()?;
             Some(Images {
@@ -97,7 +105,7 @@ pub(super) fn decode<'a>(sql: &'a str, op: ChangeOp, table: &DecodeTable) -> Opt
                 })
             });
             set.out.clear();
-            SET.set(set.out);
+            put_back(&SET, set.out);
             result
         }
         ChangeOp::Delete => {
@@ -283,6 +291,8 @@ impl<'a> Reader<'a, '_> {
     /// `("A","B") values (v,v)` after the table name: the after image.
     fn insert_body(&mut self, slots: &mut Vec<Option<usize>>) -> Option<Vec<ColumnValue>> {
         slots.clear();
+        // the column list resolves into `slots` before any value is read; the image is
+        // allocated once its size is known
         let mut image = Image::new(Vec::new());
         let known = self.table.insert_columns();
         match known.get() {
@@ -303,7 +313,7 @@ impl<'a> Reader<'a, '_> {
                 }
             }
         }
-        image.out.reserve_exact(slots.len());
+        image.out = Vec::with_capacity(slots.len());
         for (i, &slot) in slots.iter().enumerate() {
             if i > 0 {
                 self.word(b",")?;
@@ -359,7 +369,7 @@ impl<'a> Reader<'a, '_> {
             Some((before, row_id))
         });
         image.out.clear();
-        SCRATCH.set(image.out);
+        put_back(&SCRATCH, image.out);
         result
     }
 
