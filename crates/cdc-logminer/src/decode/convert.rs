@@ -307,13 +307,9 @@ fn read_digits(digits: &[u8], at: &mut usize, value: &mut u64) {
     }
 }
 
-/// `±value × 10^(−scale)`, without trailing zero digits.
-#[inline]
-fn small_decimal_of(negative: bool, mut value: u64, mut scale: i16) -> Decimal {
-    while value != 0 && value.is_multiple_of(10) {
-        value /= 10;
-        scale -= 1;
-    }
+/// `±value × 10^(−scale)`, normalised (both constructors strip trailing zero digits).
+#[inline(always)]
+fn small_decimal_of(negative: bool, value: u64, scale: i16) -> Decimal {
     // at most 18 digits here: the value fits 64 bits
     match i64::try_from(value) {
         Ok(v) => Decimal::from_i64(if negative { -v } else { v }, scale),
