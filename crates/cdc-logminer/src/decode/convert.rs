@@ -393,7 +393,7 @@ pub(super) fn quoted_small_decimal(b: &[u8], at: usize) -> Option<(Decimal, usiz
 /// The ASCII digits at the start of eight bytes (`word`, read little-endian: the first byte
 /// lowest): their value and how many there are (0 to 8), without a branch per digit.
 #[inline(always)]
-fn leading_digits(word: u64) -> (u64, usize) {
+pub(super) fn leading_digits(word: u64) -> (u64, usize) {
     const ONES: u64 = 0x0101_0101_0101_0101;
     // a byte's high bit is set when it is not a digit: below `0` the subtraction wraps (or
     // leaves 0x80 and up), above `9` the addition reaches 0x80. A carry or borrow only ever

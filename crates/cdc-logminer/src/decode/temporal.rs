@@ -16,6 +16,8 @@
 
 use cdc_core::value::{OracleDateTime, TimeZone};
 
+use super::convert::leading_digits;
+
 /// The date format arguments of `TO_DATE` this decoder reads.
 pub const DATE_FORMATS: [&str; 2] = ["SYYYY-MM-DD HH24:MI:SS", "YYYY-MM-DD HH24:MI:SS"];
 
@@ -154,19 +156,38 @@ pub(super) fn plain_datetime(b: &[u8], fraction: bool) -> Option<(OracleDateTime
     let mut nanos = 0u32;
     if fraction && b.get(end) == Some(&b'.') {
         end += 1;
+        // up to eight digits in one word operation, the rest (a ninth, or all of a text too
+        // short for a word) one by one
+        let mut value = 0u64;
+        if let Some(w) = b.get(20..28).and_then(|w| <[u8; 8]>::try_from(w).ok()) {
+            let (eight, n) = leading_digits(u64::from_le_bytes(w));
+            value = eight;
+            end += n;
+        }
         while let Some(d) = b.get(end).map(|d| d.wrapping_sub(b'0')).filter(|&d| d < 10) {
             if end == 29 {
                 return None;
             }
-            nanos = nanos * 10 + u32::from(d);
+            value = value * 10 + u64::from(d);
             end += 1;
         }
         if end == 20 {
             return None;
         }
-        for _ in end..29 {
-            nanos *= 10;
-        }
+        const SCALE: [u64; 10] = [
+            1,
+            10,
+            100,
+            1_000,
+            10_000,
+            100_000,
+            1_000_000,
+            10_000_000,
+            100_000_000,
+            1_000_000_000,
+        ];
+        // at most nine digits: below 10^9, which a u32 holds
+        nanos = (value * SCALE.get(29 - end).copied().unwrap_or(0)) as u32;
     }
     let value = OracleDateTime::new(
         year as i16,
