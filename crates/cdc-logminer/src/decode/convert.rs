@@ -773,12 +773,34 @@ fn decode_hex(hex: &str, out: &mut Vec<u8>) -> Result<()> {
     }
     out.reserve(b.len() / 2);
     for pair in b.chunks_exact(2) {
-        let hi = hex_digit(pair[0])?;
-        let lo = hex_digit(pair[1])?;
-        out.push(hi << 4 | lo);
+        if let [hi, lo] = *pair {
+            let (hi, lo) = (HEX_VALUES[usize::from(hi)], HEX_VALUES[usize::from(lo)]);
+            // a byte that is no hex digit has the high bit set
+            if (hi | lo) & 0x80 != 0 {
+                return invalid("not a hex digit");
+            }
+            out.push(hi << 4 | lo);
+        }
     }
     Ok(())
 }
+
+/// Each byte's value as a hex digit; `0x80` and up for a byte that is none (a table lookup
+/// per digit instead of three range tests).
+const HEX_VALUES: [u8; 256] = {
+    let mut table = [0xff; 256];
+    let mut d = 0;
+    while d < 256 {
+        table[d] = match d as u8 {
+            c @ b'0'..=b'9' => c - b'0',
+            c @ b'a'..=b'f' => c - b'a' + 10,
+            c @ b'A'..=b'F' => c - b'A' + 10,
+            _ => 0xff,
+        };
+        d += 1;
+    }
+    table
+};
 
 fn hex_digit(d: u8) -> Result<u8> {
     match d {
@@ -852,6 +874,16 @@ mod tests {
         let sql = format!(r#"insert into "O"."T"("C") values ({sql_value})"#);
         let stmt = parse_statement(&sql).unwrap();
         convert(&stmt.assignments()[0].value, &ColumnDef::new("C", 1, ty))
+    }
+
+    #[test]
+    fn hex_values_are_hex_digit() {
+        for d in 0..=255u8 {
+            match hex_digit(d) {
+                Ok(v) => assert_eq!(HEX_VALUES[usize::from(d)], v, "{d}"),
+                Err(_) => assert!(HEX_VALUES[usize::from(d)] & 0x80 != 0, "{d}"),
+            }
+        }
     }
 
     #[test]
