@@ -458,7 +458,7 @@ fn typed(s: &str, at: usize, ty: &ColumnType, image: &mut Image, index: usize) -
                 None
             }
         }
-        b'T' if let Some((value, end)) = plain_temporal(b, at, ty) => put(value, end),
+        b'T' if let Some((value, end)) = plain_temporal(s, at, ty) => put(value, end),
         b'A'..=b'Z' => {
             let mut open = at;
             while b
@@ -529,12 +529,14 @@ fn typed(s: &str, at: usize, ty: &ColumnType, image: &mut Image, index: usize) -
 /// else, which [`typed`]'s general temporal arm then reads (to the same value when it is one
 /// of these).
 #[inline]
-fn plain_temporal(b: &[u8], at: usize, ty: &ColumnType) -> Option<(Value, usize)> {
+fn plain_temporal(s: &str, at: usize, ty: &ColumnType) -> Option<(Value, usize)> {
+    let b = s.as_bytes();
     let rest = b.get(at..)?;
     let (function, fraction): (&[u8], bool) = match ty {
         ColumnType::Date => (b"TO_DATE('", false),
         ColumnType::Timestamp => (b"TO_TIMESTAMP('", true),
         ColumnType::TimestampTz | ColumnType::TimestampLtz => (b"TO_TIMESTAMP_TZ('", true),
+        ColumnType::IntervalYm | ColumnType::IntervalDs => return plain_interval(s, at, ty),
         _ => return None,
     };
     if !DecodeTable::starts_with(rest, function) {
@@ -584,6 +586,28 @@ fn plain_temporal(b: &[u8], at: usize, ty: &ColumnType) -> Option<(Value, usize)
     Some((value, at + function.len() + end + 1))
 }
 
+/// `TO_YMINTERVAL('text')` or `TO_DSINTERVAL('text')` for its type, the text without a
+/// quote: the value the general temporal arm gives (the same conversion of the same text),
+/// without its function-name scan and lookups. `None` for any other shape.
+#[inline]
+fn plain_interval(s: &str, at: usize, ty: &ColumnType) -> Option<(Value, usize)> {
+    let (name, function): (&'static str, &[u8]) = match ty {
+        ColumnType::IntervalYm => ("TO_YMINTERVAL", b"TO_YMINTERVAL('"),
+        _ => ("TO_DSINTERVAL", b"TO_DSINTERVAL('"),
+    };
+    let b = s.as_bytes();
+    if !DecodeTable::starts_with(b.get(at..)?, function) {
+        return None;
+    }
+    let start = at + function.len();
+    let close = find_byte(b, start, b'\'')?;
+    if b.get(close + 1) != Some(&b')') {
+        return None;
+    }
+    let value = convert::temporal_value(ty, name, s.get(start..close)?).ok()?;
+    Some((value, close + 2))
+}
+
 #[cfg(test)]
 #[path = "../../tests/decode_support/mod.rs"]
 mod decode_support;
@@ -602,7 +626,14 @@ mod tests {
 
     /// Values of every shape, for every type: the typed readers must give what the general
     /// reading gives, or leave the value to it.
-    const VALUES: [&str; 72] = [
+    const VALUES: [&str; 79] = [
+        "TO_YMINTERVAL('-0012-03')",
+        "TO_YMINTERVAL(' +12-03 ')",
+        "TO_DSINTERVAL('+5 4:3:2')",
+        "TO_DSINTERVAL('-00005 04:03:02.1234567891')",
+        "TO_DSINTERVAL('x')",
+        "TO_YMINTERVAL('it''s')",
+        "TO_DSINTERVAL('+00005 04:03:02.123456', 'x')",
         "'12345678.123456789'",
         "'123456789'",
         "'-0.00000001'",
