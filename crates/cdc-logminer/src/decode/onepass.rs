@@ -458,7 +458,7 @@ fn typed(s: &str, at: usize, ty: &ColumnType, image: &mut Image, index: usize) -
                 None
             }
         }
-        b'T' if let Some((value, end)) = plain_temporal(s, at, ty) => put(value, end),
+        b'A'..=b'Z' if let Some((value, end)) = plain_function(s, at, ty) => put(value, end),
         b'A'..=b'Z' => {
             let mut open = at;
             while b
@@ -584,6 +584,45 @@ fn plain_temporal(s: &str, at: usize, ty: &ColumnType) -> Option<(Value, usize)>
         return None;
     }
     Some((value, at + function.len() + end + 1))
+}
+
+/// A function call in the one shape LogMiner writes for the column's type, recognised by its
+/// exact prefix: the temporal functions ([`plain_temporal`]), `UNISTR('…')` for a character
+/// type and `HEXTORAW('…')` for a binary one. Each converts as [`typed`]'s general function
+/// arm does (the same helper on the same argument); `None` leaves the value to that arm.
+#[inline]
+fn plain_function(s: &str, at: usize, ty: &ColumnType) -> Option<(Value, usize)> {
+    let b = s.as_bytes();
+    let rest = b.get(at..)?;
+    match ty {
+        ColumnType::Char
+        | ColumnType::Varchar2
+        | ColumnType::NChar
+        | ColumnType::NVarchar2
+        | ColumnType::Long
+        | ColumnType::Clob
+        | ColumnType::NClob => {
+            if !DecodeTable::starts_with(rest, b"UNISTR('") {
+                return None;
+            }
+            let (q, close) = scan_quoted(s, at + 7)?;
+            if b.get(close) != Some(&b')') {
+                return None;
+            }
+            Some((Value::Text(convert::unistr(&q).ok()?), close + 1))
+        }
+        ColumnType::Raw | ColumnType::LongRaw | ColumnType::Blob => {
+            if !DecodeTable::starts_with(rest, b"HEXTORAW('") {
+                return None;
+            }
+            let (q, close) = scan_quoted(s, at + 9)?;
+            if b.get(close) != Some(&b')') {
+                return None;
+            }
+            Some((Value::Raw(convert::hex(q.raw()).ok()?), close + 1))
+        }
+        _ => plain_temporal(s, at, ty),
+    }
 }
 
 /// `TO_YMINTERVAL('text')` or `TO_DSINTERVAL('text')` for its type, the text without a
