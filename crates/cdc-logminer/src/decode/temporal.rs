@@ -120,7 +120,7 @@ fn fixed_datetime(b: &[u8], at: usize) -> Option<[u32; 6]> {
     }
     // the separators (checked) read as `0`, so that every byte is a digit when the text is
     // well formed and no subtraction below borrows across a byte
-    let fill = |w: u64, digits: u64| (w & digits) | (0x30 * ONES & !digits);
+    let fill = |w: u64, digits: u64| (w & digits) | ((0x30 * ONES) & !digits);
     let (v0, v1, v2) = (fill(w0, DIGITS_0), fill(w1, DIGITS_1), fill(w2, DIGITS_1));
     // a byte's high bit is set when it is not a digit; the lowest such byte always is (see
     // convert::leading_digits), which is all a yes/no answer needs
