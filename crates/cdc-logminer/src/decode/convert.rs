@@ -179,6 +179,30 @@ pub(super) fn temporal_value(ty: &ColumnType, name: &'static str, text: &str) ->
 
 /// A BINARY_DOUBLE (`double`) or BINARY_FLOAT value from its unquoted text.
 pub(super) fn float(text: &str, double: bool) -> Result<Value> {
+    // the plain spelling Oracle writes: neither a special value nor blanks to trim, so it is
+    // read directly (what `parse_float` would give)
+    match plain_float(text.as_bytes()) {
+        PlainFloat::Exact {
+            negative,
+            digits,
+            exponent,
+        } => {
+            if double && let Some(v) = exact_f64(digits, exponent) {
+                return Ok(Value::BinaryDouble(if negative { -v } else { v }));
+            }
+            if !double && let Some(v) = exact_f32(digits, exponent) {
+                return Ok(Value::BinaryFloat(if negative { -v } else { v }));
+            }
+            return parse_plain_float(text, double);
+        }
+        PlainFloat::Long => return parse_plain_float(text, double),
+        PlainFloat::Other => {}
+    }
+    float_general(text, double)
+}
+
+/// [`float`] for any spelling: special values, blanks around the number.
+fn float_general(text: &str, double: bool) -> Result<Value> {
     if double {
         match special_float(text) {
             Some(v) => Ok(Value::BinaryDouble(v)),
@@ -283,15 +307,17 @@ fn read_digits(digits: &[u8], at: &mut usize, value: &mut u64) {
     }
 }
 
-/// `±value × 10^(−scale)`, without trailing zero digits.
-#[inline]
-fn small_decimal_of(negative: bool, mut value: u64, mut scale: i16) -> Decimal {
-    while value != 0 && value.is_multiple_of(10) {
-        value /= 10;
-        scale -= 1;
+/// `±value × 10^(−scale)`, normalised (both constructors strip trailing zero digits).
+#[inline(always)]
+fn small_decimal_of(negative: bool, value: u64, scale: i16) -> Decimal {
+    // at most 18 digits here: the value fits 64 bits
+    match i64::try_from(value) {
+        Ok(v) => Decimal::from_i64(if negative { -v } else { v }, scale),
+        Err(_) => {
+            let unscaled = i128::from(value);
+            Decimal::new(if negative { -unscaled } else { unscaled }, scale)
+        }
     }
-    let unscaled = i128::from(value);
-    Decimal::new(if negative { -unscaled } else { unscaled }, scale)
 }
 
 /// A quoted literal at `at` (the opening quote) that [`small_decimal`] reads, read where it
@@ -311,6 +337,28 @@ pub(super) fn quoted_small_decimal(b: &[u8], at: usize) -> Option<(Decimal, usiz
     let mut value: u64 = 0;
     let mut digits = |i: &mut usize| {
         let start = *i;
+        // up to eight digits at once, then one by one
+        if let Some(word) = b.get(*i..*i + 8).and_then(|w| <[u8; 8]>::try_from(w).ok()) {
+            const SHIFT: [u64; 9] = [
+                1,
+                10,
+                100,
+                1_000,
+                10_000,
+                100_000,
+                1_000_000,
+                10_000_000,
+                100_000_000,
+            ];
+            let (eight, n) = leading_digits(u64::from_le_bytes(word));
+            value = value
+                .wrapping_mul(SHIFT.get(n).copied().unwrap_or(0))
+                .wrapping_add(eight);
+            *i += n;
+            if n < 8 {
+                return n;
+            }
+        }
         while let Some(d) = b.get(*i).map(|d| d.wrapping_sub(b'0')).filter(|&d| d < 10) {
             value = value.wrapping_mul(10).wrapping_add(u64::from(d));
             *i += 1;
@@ -342,6 +390,28 @@ pub(super) fn quoted_small_decimal(b: &[u8], at: usize) -> Option<(Decimal, usiz
     Some((small_decimal_of(negative, value, scale), i + 1))
 }
 
+/// The ASCII digits at the start of eight bytes (`word`, read little-endian: the first byte
+/// lowest): their value and how many there are (0 to 8), without a branch per digit.
+#[inline(always)]
+pub(super) fn leading_digits(word: u64) -> (u64, usize) {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    // a byte's high bit is set when it is not a digit: below `0` the subtraction wraps (or
+    // leaves 0x80 and up), above `9` the addition reaches 0x80. A carry or borrow only ever
+    // runs upward from a byte that is itself flagged, so the lowest flag is exact.
+    let flags = (word.wrapping_sub(0x30 * ONES) | word.wrapping_add(0x46 * ONES)) & (0x80 * ONES);
+    let n = (flags.trailing_zeros() / 8) as usize;
+    if n == 0 {
+        return (0, 0);
+    }
+    // the n digits moved to the top bytes (zeros below them read as leading zeros), then
+    // combined pairwise: 8 × 1 digit, 4 × 2, 2 × 4, 1 × 8
+    let mut v = word.wrapping_sub(0x30 * ONES) << (8 * (8 - n));
+    v = (v.wrapping_mul(10) + (v >> 8)) & 0x00ff_00ff_00ff_00ff;
+    v = (v.wrapping_mul(100) + (v >> 16)) & 0x0000_ffff_0000_ffff;
+    v = (v.wrapping_mul(10_000) + (v >> 32)) & 0xffff_ffff;
+    (v, n)
+}
+
 /// Oracle's spellings of the special BINARY_FLOAT / BINARY_DOUBLE values.
 fn special_float(text: &str) -> Option<f64> {
     let t = temporal::trim(text);
@@ -369,6 +439,142 @@ fn special_float(text: &str) -> Option<f64> {
         Some(f64::NAN)
     } else {
         None
+    }
+}
+
+/// What [`plain_float`] makes of a float's text.
+enum PlainFloat {
+    /// `-?d+(.d+)?([eE][+-]?d{1,4})?` with at most 19 significant digits: ±`digits` × 10^`exponent`.
+    Exact {
+        negative: bool,
+        digits: u64,
+        exponent: i32,
+    },
+    /// The same shape with more digits or a longer exponent.
+    Long,
+    /// Anything else (blanks, special values, other shapes): the general reading decides.
+    Other,
+}
+
+/// Reads Oracle's plain spelling of a finite float in one pass.
+fn plain_float(b: &[u8]) -> PlainFloat {
+    let (negative, mut i) = match b.first() {
+        Some(b'-') => (true, 1),
+        _ => (false, 0),
+    };
+    let mut digits: u64 = 0;
+    let mut significant = 0usize;
+    let mut exponent: i32 = 0;
+    let mut long = false;
+    let mut any = false;
+    let mut fraction = false;
+    loop {
+        match b.get(i) {
+            Some(&d @ b'0'..=b'9') => {
+                any = true;
+                if digits != 0 || d != b'0' {
+                    significant += 1;
+                }
+                if significant > 19 {
+                    long = true;
+                } else {
+                    digits = digits * 10 + u64::from(d - b'0');
+                    if fraction {
+                        exponent -= 1;
+                    }
+                }
+                i += 1;
+            }
+            Some(b'.') if !fraction && any => {
+                // at least one digit on each side of the point
+                if !b.get(i + 1).is_some_and(u8::is_ascii_digit) {
+                    return PlainFloat::Other;
+                }
+                fraction = true;
+                i += 1;
+            }
+            _ => break,
+        }
+    }
+    if !any {
+        return PlainFloat::Other;
+    }
+    if let Some(b'e' | b'E') = b.get(i) {
+        i += 1;
+        let minus = match b.get(i) {
+            Some(b'-') => {
+                i += 1;
+                true
+            }
+            Some(b'+') => {
+                i += 1;
+                false
+            }
+            _ => false,
+        };
+        let start = i;
+        let mut e: i32 = 0;
+        while let Some(&d @ b'0'..=b'9') = b.get(i) {
+            if i - start >= 4 {
+                long = true;
+            } else {
+                e = e * 10 + i32::from(d - b'0');
+            }
+            i += 1;
+        }
+        if i == start {
+            return PlainFloat::Other;
+        }
+        exponent += if minus { -e } else { e };
+    }
+    if i != b.len() {
+        return PlainFloat::Other;
+    }
+    if long {
+        return PlainFloat::Long;
+    }
+    PlainFloat::Exact {
+        negative,
+        digits,
+        exponent,
+    }
+}
+
+/// `digits × 10^exponent` when both factors are exact doubles: then one IEEE operation
+/// rounds the exact value correctly, as `str::parse` does.
+fn exact_f64(digits: u64, exponent: i32) -> Option<f64> {
+    const POWERS: [f64; 23] = [
+        1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16,
+        1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
+    ];
+    if digits > 1 << 53 {
+        return None;
+    }
+    let power = *POWERS.get(exponent.unsigned_abs() as usize)?;
+    let m = digits as f64;
+    Some(if exponent < 0 { m / power } else { m * power })
+}
+
+/// [`exact_f64`] for a float.
+fn exact_f32(digits: u64, exponent: i32) -> Option<f32> {
+    const POWERS: [f32; 11] = [1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10];
+    if digits > 1 << 24 {
+        return None;
+    }
+    let power = *POWERS.get(exponent.unsigned_abs() as usize)?;
+    let m = digits as f32;
+    Some(if exponent < 0 { m / power } else { m * power })
+}
+
+/// A text [`plain_float`] accepted, read by `str::parse` (which takes that whole shape).
+fn parse_plain_float(text: &str, double: bool) -> Result<Value> {
+    let invalid = |_| ConvertError::Invalid("not a floating-point number");
+    if double {
+        text.parse::<f64>()
+            .map(Value::BinaryDouble)
+            .map_err(invalid)
+    } else {
+        text.parse::<f32>().map(Value::BinaryFloat).map_err(invalid)
     }
 }
 
@@ -421,7 +627,7 @@ fn text(literal: &Literal<'_>) -> Result<String> {
 
 /// The text of `UNISTR(q)`.
 pub(super) fn unistr(q: &QuotedText<'_>) -> Result<String> {
-    let mut out = String::new();
+    let mut out = String::with_capacity(q.raw().len());
     let mut high = None;
     decode_unistr(q, &mut out, &mut high)?;
     finish_unistr(high)?;
@@ -555,7 +761,7 @@ fn hex_part(literal: &Literal<'_>, out: &mut Vec<u8>) -> Result<()> {
 
 /// The bytes of `HEXTORAW('hex')`.
 pub(super) fn hex(hex: &str) -> Result<Vec<u8>> {
-    let mut out = Vec::new();
+    let mut out = Vec::with_capacity(hex.len() / 2);
     decode_hex(hex, &mut out)?;
     Ok(out)
 }
@@ -567,12 +773,34 @@ fn decode_hex(hex: &str, out: &mut Vec<u8>) -> Result<()> {
     }
     out.reserve(b.len() / 2);
     for pair in b.chunks_exact(2) {
-        let hi = hex_digit(pair[0])?;
-        let lo = hex_digit(pair[1])?;
-        out.push(hi << 4 | lo);
+        if let [hi, lo] = *pair {
+            let (hi, lo) = (HEX_VALUES[usize::from(hi)], HEX_VALUES[usize::from(lo)]);
+            // a byte that is no hex digit has the high bit set
+            if (hi | lo) & 0x80 != 0 {
+                return invalid("not a hex digit");
+            }
+            out.push(hi << 4 | lo);
+        }
     }
     Ok(())
 }
+
+/// Each byte's value as a hex digit; `0x80` and up for a byte that is none (a table lookup
+/// per digit instead of three range tests).
+const HEX_VALUES: [u8; 256] = {
+    let mut table = [0xff; 256];
+    let mut d = 0;
+    while d < 256 {
+        table[d] = match d as u8 {
+            c @ b'0'..=b'9' => c - b'0',
+            c @ b'a'..=b'f' => c - b'a' + 10,
+            c @ b'A'..=b'F' => c - b'A' + 10,
+            _ => 0xff,
+        };
+        d += 1;
+    }
+    table
+};
 
 fn hex_digit(d: u8) -> Result<u8> {
     match d {
@@ -646,6 +874,158 @@ mod tests {
         let sql = format!(r#"insert into "O"."T"("C") values ({sql_value})"#);
         let stmt = parse_statement(&sql).unwrap();
         convert(&stmt.assignments()[0].value, &ColumnDef::new("C", 1, ty))
+    }
+
+    #[test]
+    fn hex_values_are_hex_digit() {
+        for d in 0..=255u8 {
+            match hex_digit(d) {
+                Ok(v) => assert_eq!(HEX_VALUES[usize::from(d)], v, "{d}"),
+                Err(_) => assert!(HEX_VALUES[usize::from(d)] & 0x80 != 0, "{d}"),
+            }
+        }
+    }
+
+    #[test]
+    fn leading_digits_reads_what_a_loop_reads() {
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        let pool = b"0123456789'.-+/: aZ\x00\x7f\x80\xbf\xc3\xff\x2f\x3a";
+        for round in 0..200_000 {
+            let mut w = [0u8; 8];
+            for (k, byte) in w.iter_mut().enumerate() {
+                // mostly digits, so that long runs come up
+                *byte = if k < round % 9 || next() % 4 != 0 {
+                    b'0' + (next() % 10) as u8
+                } else {
+                    pool[(next() % pool.len() as u64) as usize]
+                };
+            }
+            let n = w.iter().take_while(|d| d.is_ascii_digit()).count();
+            let v = w[..n]
+                .iter()
+                .fold(0u64, |v, d| v * 10 + u64::from(d - b'0'));
+            assert_eq!(leading_digits(u64::from_le_bytes(w)), (v, n), "{w:?}");
+        }
+        for byte in 0..=255u8 {
+            let mut w = *b"12345678";
+            w[3] = byte;
+            let n = if byte.is_ascii_digit() { 8 } else { 3 };
+            let v = w[..n]
+                .iter()
+                .fold(0u64, |v, d| v * 10 + u64::from(d - b'0'));
+            assert_eq!(leading_digits(u64::from_le_bytes(w)), (v, n), "{byte}");
+        }
+    }
+
+    /// The direct reading of Oracle's plain spelling gives what the general reading gives, to
+    /// the bit.
+    #[test]
+    fn plain_floats_read_as_the_general_path() {
+        let mut texts: Vec<String> = [
+            "0",
+            "-0",
+            "0.0",
+            "-0.0",
+            "1",
+            "-3.25",
+            "1.50000005E+010",
+            "2.5E-300",
+            "3.1415926535897931",
+            "1e5",
+            "1E+5",
+            "1E-5",
+            "1e",
+            "1e+",
+            "1.",
+            ".5",
+            "+7",
+            "--1",
+            "1.2.3",
+            "1E22",
+            "1E23",
+            "9007199254740993",
+            "9007199254740992",
+            "16777217",
+            "16777216",
+            "16777217E1",
+            "0.1",
+            "0.30000000000000004",
+            "123456789012345678901234",
+            "0.000000000000000000000000000001",
+            "1E99999",
+            "1E-99999",
+            "1E0400",
+            "1E123456789012",
+            "-1e-0000000000001",
+            " 1",
+            "1 ",
+            "Inf",
+            "-inf",
+            "nan",
+            "1e5x",
+            "",
+            "-",
+            "4.9E-324",
+            "3.4028235E38",
+            "3.4028236E38",
+            "1.17549435E-38",
+            "7E-46",
+            "1.0000000596046448",
+            "0.00000000001",
+            "12345.6789E-3",
+        ]
+        .iter()
+        .map(|t| (*t).to_owned())
+        .collect();
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        for _ in 0..20_000 {
+            let digits = (next() % 10_u64.pow(1 + (next() % 19) as u32)).to_string();
+            let point = (next() as usize) % (digits.len() + 1);
+            let mut t = String::new();
+            if next() % 2 == 0 {
+                t.push('-');
+            }
+            t.push_str(&digits[..point.max(1).min(digits.len())]);
+            if point > 0 && point < digits.len() {
+                t.push('.');
+                t.push_str(&digits[point..]);
+            }
+            if next() % 2 == 0 {
+                t.push_str(&format!("E{}", next() as i64 % 60 - 30));
+            }
+            texts.push(t);
+        }
+        for t in &texts {
+            for double in [false, true] {
+                assert_eq!(
+                    format!("{:?}", float(t, double)),
+                    format!("{:?}", float_general(t, double)),
+                    "{t}"
+                );
+                let bits = |v: Result<Value>| match v {
+                    Ok(Value::BinaryDouble(v)) => Some(v.to_bits()),
+                    Ok(Value::BinaryFloat(v)) => Some(u64::from(v.to_bits())),
+                    _ => None,
+                };
+                assert_eq!(
+                    bits(float(t, double)),
+                    bits(float_general(t, double)),
+                    "{t}"
+                );
+            }
+        }
     }
 
     #[test]

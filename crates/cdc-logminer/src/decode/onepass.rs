@@ -30,11 +30,12 @@ use std::cell::Cell;
 
 use cdc_core::change::{ChangeOp, ColumnValue};
 use cdc_core::table::{ColumnDef, ColumnType, TableLayout};
-use cdc_core::value::Value;
+use cdc_core::value::{TimeZone, Value};
 
 use super::convert;
 use super::parse::{fast_paths, find_byte, is_word_byte, scan_quoted, value_at};
 use super::table::{DecodeTable, InsertColumns};
+use super::temporal;
 
 /// The images of a row decoded in one pass.
 pub(super) struct Images<'a> {
@@ -50,6 +51,14 @@ thread_local! {
     static SLOTS: Cell<Vec<Option<usize>>> = const { Cell::new(Vec::new()) };
     static SCRATCH: Cell<Vec<ColumnValue>> = const { Cell::new(Vec::new()) };
     static SET: Cell<Vec<ColumnValue>> = const { Cell::new(Vec::new()) };
+}
+
+/// Returns a scratch vector to its thread-local slot. `LocalKey::set` goes through the
+/// lazy-initialisation path on every call (~45 instructions); the slot was initialised by
+/// the `take` that lent the vector out, so a plain `Cell::set` does.
+#[inline]
+fn put_back<T: 'static>(key: &'static std::thread::LocalKey<Cell<Vec<T>>>, v: Vec<T>) {
+    key.with(|cell| cell.set(v));
 }
 
 /// Decodes `sql`, the statement of an `op` row of `table`, when it has LogMiner's own shape and
@@ -70,7 +79,7 @@ pub(super) fn decode<'a>(sql: &'a str, op: ChangeOp, table: &DecodeTable) -> Opt
             r.table_name()?;
             let mut slots = SLOTS.take();
             let after = r.insert_body(&mut slots);
-            SLOTS.set(slots);
+            put_back(&SLOTS, slots);
             let after = after?;
             r.end()?;
             Some(Images {
@@ -96,7 +105,7 @@ pub(super) fn decode<'a>(sql: &'a str, op: ChangeOp, table: &DecodeTable) -> Opt
                 })
             });
             set.out.clear();
-            SET.set(set.out);
+            put_back(&SET, set.out);
             result
         }
         ChangeOp::Delete => {
@@ -137,6 +146,7 @@ impl Image {
         }
     }
 
+    #[inline(always)]
     fn push(&mut self, index: usize, value: Value) {
         if let Some(last) = self.out.last()
             && usize::from(last.column) >= index
@@ -241,8 +251,7 @@ impl<'a> Reader<'a, '_> {
         match index {
             Some(index) => {
                 let column = self.layout.columns.get(index)?;
-                let value = self.value(column)?;
-                image.push(index, value);
+                self.value(column, index, image)?;
             }
             None => self.skip_value()?,
         }
@@ -258,14 +267,16 @@ impl<'a> Reader<'a, '_> {
         Some(())
     }
 
-    /// The value at the cursor converted for `column`.
+    /// The value at the cursor converted for `column`, into `image` as the column at `index`.
     #[inline]
-    fn value(&mut self, column: &ColumnDef) -> Option<Value> {
-        if let Some((value, end)) = typed(self.s, self.pos, &column.data_type) {
+    fn value(&mut self, column: &ColumnDef, index: usize, image: &mut Image) -> Option<()> {
+        if let Some(end) = typed(self.s, self.pos, &column.data_type, image, index) {
             self.pos = end;
-            return Some(value);
+            return Some(());
         }
-        self.general_value(column)
+        let value = self.general_value(column)?;
+        image.push(index, value);
+        Some(())
     }
 
     /// A value no typed reader takes, read and converted as the general path does.
@@ -280,6 +291,8 @@ impl<'a> Reader<'a, '_> {
     /// `("A","B") values (v,v)` after the table name: the after image.
     fn insert_body(&mut self, slots: &mut Vec<Option<usize>>) -> Option<Vec<ColumnValue>> {
         slots.clear();
+        // the column list resolves into `slots` before any value is read; the image is
+        // allocated once its size is known
         let mut image = Image::new(Vec::new());
         let known = self.table.insert_columns();
         match known.get() {
@@ -300,7 +313,7 @@ impl<'a> Reader<'a, '_> {
                 }
             }
         }
-        image.out.reserve_exact(slots.len());
+        image.out = Vec::with_capacity(slots.len());
         for (i, &slot) in slots.iter().enumerate() {
             if i > 0 {
                 self.word(b",")?;
@@ -356,7 +369,7 @@ impl<'a> Reader<'a, '_> {
             Some((before, row_id))
         });
         image.out.clear();
-        SCRATCH.set(image.out);
+        put_back(&SCRATCH, image.out);
         result
     }
 
@@ -399,16 +412,22 @@ const DATE_FORMAT_ARGS: [&str; 2] = [", 'SYYYY-MM-DD HH24:MI:SS'", ", 'YYYY-MM-D
 /// A value in a shape LogMiner writes for the type, read and converted at once: the value and
 /// the offset after it. `None` for any other shape, or a value that does not convert (the
 /// general reading then decides). Each arm gives what `convert` gives for the same literal,
-/// through the same helpers.
+/// through the same helpers. The value goes straight into `image` (as the column at `index`):
+/// each arm pushes what it read, so that no arm's value is moved through a common return
+/// slot first.
 #[inline]
-fn typed(s: &str, at: usize, ty: &ColumnType) -> Option<(Value, usize)> {
+fn typed(s: &str, at: usize, ty: &ColumnType, image: &mut Image, index: usize) -> Option<usize> {
     let b = s.as_bytes();
+    let mut put = |value: Value, end: usize| {
+        image.push(index, value);
+        Some(end)
+    };
     match *b.get(at)? {
         b'\'' => {
             if let ColumnType::Number | ColumnType::Float = ty
                 && let Some((value, end)) = convert::quoted_small_decimal(b, at)
             {
-                return Some((Value::Number(value), end));
+                return put(Value::Number(value), end);
             }
             let (q, end) = scan_quoted(s, at)?;
             let plain = !q.has_doubled_quote();
@@ -428,11 +447,18 @@ fn typed(s: &str, at: usize, ty: &ColumnType) -> Option<(Value, usize)> {
                 ColumnType::RowId | ColumnType::URowId => Value::RowId(q.text().into_owned()),
                 _ => return None,
             };
-            Some((value, end))
+            put(value, end)
         }
-        b'N' => (b.get(at..at + 4) == Some(b"NULL")
-            && !b.get(at + 4).is_some_and(|&c| is_word_byte(c)))
-        .then_some((Value::Null, at + 4)),
+        b'N' => {
+            if b.get(at..at + 4) == Some(b"NULL")
+                && !b.get(at + 4).is_some_and(|&c| is_word_byte(c))
+            {
+                put(Value::Null, at + 4)
+            } else {
+                None
+            }
+        }
+        b'A'..=b'Z' if let Some((value, end)) = plain_function(s, at, ty) => put(value, end),
         b'A'..=b'Z' => {
             let mut open = at;
             while b
@@ -490,10 +516,135 @@ fn typed(s: &str, at: usize, ty: &ColumnType) -> Option<(Value, usize)> {
                 }
                 _ => return None,
             };
-            Some((value, close + 1))
+            put(value, close + 1)
         }
         _ => None,
     }
+}
+
+/// A date or timestamp exactly as the session's NLS formats write it, read at fixed
+/// positions: `TO_DATE('YYYY-MM-DD HH24:MI:SS', 'format')` for a DATE,
+/// `TO_TIMESTAMP('….F')` for a TIMESTAMP, `TO_TIMESTAMP_TZ('….F ±HH:MM')` for a TIMESTAMP WITH
+/// TIME ZONE and `TO_TIMESTAMP_TZ('….F')` for one WITH LOCAL TIME ZONE. `None` for anything
+/// else, which [`typed`]'s general temporal arm then reads (to the same value when it is one
+/// of these).
+#[inline]
+fn plain_temporal(s: &str, at: usize, ty: &ColumnType) -> Option<(Value, usize)> {
+    let b = s.as_bytes();
+    let rest = b.get(at..)?;
+    let (function, fraction): (&[u8], bool) = match ty {
+        ColumnType::Date => (b"TO_DATE('", false),
+        ColumnType::Timestamp => (b"TO_TIMESTAMP('", true),
+        ColumnType::TimestampTz | ColumnType::TimestampLtz => (b"TO_TIMESTAMP_TZ('", true),
+        ColumnType::IntervalYm | ColumnType::IntervalDs => return plain_interval(s, at, ty),
+        _ => return None,
+    };
+    if !DecodeTable::starts_with(rest, function) {
+        return None;
+    }
+    let text = rest.get(function.len()..)?;
+    let (value, mut end) = temporal::plain_datetime(text, fraction)?;
+    let value = match ty {
+        ColumnType::Date => {
+            // the closing quote, then one of the session's date formats
+            if text.get(end) != Some(&b'\'') {
+                return None;
+            }
+            end += 1;
+            let after = text.get(end..)?;
+            // the engine's own format first
+            let [signed, plain] = DATE_FORMAT_ARGS;
+            end += if DecodeTable::starts_with(after, plain.as_bytes()) {
+                plain.len()
+            } else if DecodeTable::starts_with(after, signed.as_bytes()) {
+                signed.len()
+            } else {
+                return None;
+            };
+            Value::Date(value)
+        }
+        ColumnType::Timestamp => Value::Timestamp(value),
+        ColumnType::TimestampTz => {
+            if text.get(end) != Some(&b' ') {
+                return None;
+            }
+            let minutes = temporal::plain_offset(text.get(end + 1..)?)?;
+            end += 7;
+            Value::TimestampTz(value, TimeZone::Offset(minutes))
+        }
+        _ => Value::TimestampLtz(value),
+    };
+    if !matches!(ty, ColumnType::Date) {
+        if text.get(end) != Some(&b'\'') {
+            return None;
+        }
+        end += 1;
+    }
+    if text.get(end) != Some(&b')') {
+        return None;
+    }
+    Some((value, at + function.len() + end + 1))
+}
+
+/// A function call in the one shape LogMiner writes for the column's type, recognised by its
+/// exact prefix: the temporal functions ([`plain_temporal`]), `UNISTR('…')` for a character
+/// type and `HEXTORAW('…')` for a binary one. Each converts as [`typed`]'s general function
+/// arm does (the same helper on the same argument); `None` leaves the value to that arm.
+#[inline]
+fn plain_function(s: &str, at: usize, ty: &ColumnType) -> Option<(Value, usize)> {
+    let b = s.as_bytes();
+    let rest = b.get(at..)?;
+    match ty {
+        ColumnType::Char
+        | ColumnType::Varchar2
+        | ColumnType::NChar
+        | ColumnType::NVarchar2
+        | ColumnType::Long
+        | ColumnType::Clob
+        | ColumnType::NClob => {
+            if !DecodeTable::starts_with(rest, b"UNISTR('") {
+                return None;
+            }
+            let (q, close) = scan_quoted(s, at + 7)?;
+            if b.get(close) != Some(&b')') {
+                return None;
+            }
+            Some((Value::Text(convert::unistr(&q).ok()?), close + 1))
+        }
+        ColumnType::Raw | ColumnType::LongRaw | ColumnType::Blob => {
+            if !DecodeTable::starts_with(rest, b"HEXTORAW('") {
+                return None;
+            }
+            let (q, close) = scan_quoted(s, at + 9)?;
+            if b.get(close) != Some(&b')') {
+                return None;
+            }
+            Some((Value::Raw(convert::hex(q.raw()).ok()?), close + 1))
+        }
+        _ => plain_temporal(s, at, ty),
+    }
+}
+
+/// `TO_YMINTERVAL('text')` or `TO_DSINTERVAL('text')` for its type, the text without a
+/// quote: the value the general temporal arm gives (the same conversion of the same text),
+/// without its function-name scan and lookups. `None` for any other shape.
+#[inline]
+fn plain_interval(s: &str, at: usize, ty: &ColumnType) -> Option<(Value, usize)> {
+    let (name, function): (&'static str, &[u8]) = match ty {
+        ColumnType::IntervalYm => ("TO_YMINTERVAL", b"TO_YMINTERVAL('"),
+        _ => ("TO_DSINTERVAL", b"TO_DSINTERVAL('"),
+    };
+    let b = s.as_bytes();
+    if !DecodeTable::starts_with(b.get(at..)?, function) {
+        return None;
+    }
+    let start = at + function.len();
+    let close = find_byte(b, start, b'\'')?;
+    if b.get(close + 1) != Some(&b')') {
+        return None;
+    }
+    let value = convert::temporal_value(ty, name, s.get(start..close)?).ok()?;
+    Some((value, close + 2))
 }
 
 #[cfg(test)]
@@ -514,7 +665,34 @@ mod tests {
 
     /// Values of every shape, for every type: the typed readers must give what the general
     /// reading gives, or leave the value to it.
-    const VALUES: [&str; 52] = [
+    const VALUES: [&str; 79] = [
+        "TO_YMINTERVAL('-0012-03')",
+        "TO_YMINTERVAL(' +12-03 ')",
+        "TO_DSINTERVAL('+5 4:3:2')",
+        "TO_DSINTERVAL('-00005 04:03:02.1234567891')",
+        "TO_DSINTERVAL('x')",
+        "TO_YMINTERVAL('it''s')",
+        "TO_DSINTERVAL('+00005 04:03:02.123456', 'x')",
+        "'12345678.123456789'",
+        "'123456789'",
+        "'-0.00000001'",
+        "'00000000000000000001'",
+        "'12345678901234567.8'",
+        "TO_TIMESTAMP('2026-03-29 01:30:00.1234567891')",
+        "TO_TIMESTAMP('2026-03-29 01:30:00.')",
+        "TO_TIMESTAMP('2026-02-29 01:30:00')",
+        "TO_TIMESTAMP('2026-03-29 01:30:00.5', 'YYYY-MM-DD HH24:MI:SS')",
+        "TO_TIMESTAMP_TZ('2026-03-29 01:30:00.1 +15:00')",
+        "TO_TIMESTAMP_TZ('2026-03-29 01:30:00.1 +05:60')",
+        "TO_TIMESTAMP_TZ('2026-03-29 01:30:00 +05:30')",
+        "TO_TIMESTAMP_TZ('2026-03-29 01:30:00.123456789 -08:00')",
+        "TO_TIMESTAMP_TZ('2026-03-29 01:30:00.1 *05:30')",
+        "TO_TIMESTAMP_TZ('2026-03-29 01:30:00.1 +05:30 ')",
+        "TO_DATE(' 2026-02-28 13:45:59', 'SYYYY-MM-DD HH24:MI:SS')",
+        "'-0'",
+        "'3.4028236E38'",
+        "'16777217'",
+        "'1E400'",
         "'abc'",
         "'it''s'",
         "''",

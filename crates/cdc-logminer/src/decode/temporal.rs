@@ -16,6 +16,8 @@
 
 use cdc_core::value::{OracleDateTime, TimeZone};
 
+use super::convert::leading_digits;
+
 /// The date format arguments of `TO_DATE` this decoder reads.
 pub const DATE_FORMATS: [&str; 2] = ["SYYYY-MM-DD HH24:MI:SS", "YYYY-MM-DD HH24:MI:SS"];
 
@@ -89,40 +91,135 @@ pub fn parse_datetime(text: &str, allow_fraction: bool) -> Result<(OracleDateTim
 /// `YYYY-MM-DD HH24:MI:SS` at `at` with every digit and separator in place (the form the
 /// session's NLS formats write): its six fields, read at fixed positions. `None` for anything
 /// else, which the field-by-field path then reads and reports.
+///
+/// The 19 bytes are read as three overlapping little-endian words (bytes 0–7, 8–15 and
+/// 11–18), each checked and combined a word at a time.
 #[inline]
 fn fixed_datetime(b: &[u8], at: usize) -> Option<[u32; 6]> {
-    let f: &[u8; 19] = b.get(at..at + 19)?.try_into().ok()?;
-    if f[4] != b'-' || f[7] != b'-' || f[10] != b' ' || f[13] != b':' || f[16] != b':' {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    // the digit bytes of each word: `YYYY-MM-`, then `DD HH:MI` and `HH:MI:SS` alike
+    const DIGITS_0: u64 = 0x00ff_ff00_ffff_ffff;
+    const DIGITS_1: u64 = 0xffff_00ff_ff00_ffff;
+    // the separators, where they stand in each word
+    const SEPARATORS_0: u64 = !DIGITS_0;
+    const SEPARATORS_1: u64 = !DIGITS_1;
+    const DASHES: u64 = 0x2d00_002d_0000_0000;
+    const BLANK_COLON: u64 = 0x0000_3a00_0020_0000;
+    const COLONS: u64 = 0x0000_3a00_003a_0000;
+    let word = |i: usize| {
+        b.get(at + i..at + i + 8)
+            .and_then(|w| <[u8; 8]>::try_from(w).ok())
+            .map(u64::from_le_bytes)
+    };
+    let (w0, w1, w2) = (word(0)?, word(8)?, word(11)?);
+    if w0 & SEPARATORS_0 != DASHES
+        || w1 & SEPARATORS_1 != BLANK_COLON
+        || w2 & SEPARATORS_1 != COLONS
+    {
         return None;
     }
-    let d = |i: usize| u32::from(f[i].wrapping_sub(b'0'));
-    // a byte that is not a digit wraps to 10 or more; written out so that it compiles to
-    // straight-line compares
-    let widest = d(0)
-        .max(d(1))
-        .max(d(2))
-        .max(d(3))
-        .max(d(5))
-        .max(d(6))
-        .max(d(8))
-        .max(d(9))
-        .max(d(11))
-        .max(d(12))
-        .max(d(14))
-        .max(d(15))
-        .max(d(17))
-        .max(d(18));
-    if widest >= 10 {
+    // the separators (checked) read as `0`, so that every byte is a digit when the text is
+    // well formed and no subtraction below borrows across a byte
+    let fill = |w: u64, digits: u64| (w & digits) | ((0x30 * ONES) & !digits);
+    let (v0, v1, v2) = (fill(w0, DIGITS_0), fill(w1, DIGITS_1), fill(w2, DIGITS_1));
+    // a byte's high bit is set when it is not a digit; the lowest such byte always is (see
+    // convert::leading_digits), which is all a yes/no answer needs
+    let not_digit =
+        |w: u64| (w.wrapping_sub(0x30 * ONES) | w.wrapping_add(0x46 * ONES)) & (0x80 * ONES);
+    if not_digit(v0) | not_digit(v1) | not_digit(v2) != 0 {
         return None;
     }
+    // each byte's digit, then each byte holds 10 × itself + the next (at most 99: no carry)
+    let pairs = |v: u64| {
+        let d = v.wrapping_sub(0x30 * ONES);
+        d.wrapping_mul(10).wrapping_add(d >> 8)
+    };
+    let (p0, p1, p2) = (pairs(v0), pairs(v1), pairs(v2));
+    let byte = |p: u64, k: u32| ((p >> (8 * k)) & 0xff) as u32;
     Some([
-        d(0) * 1000 + d(1) * 100 + d(2) * 10 + d(3),
-        d(5) * 10 + d(6),
-        d(8) * 10 + d(9),
-        d(11) * 10 + d(12),
-        d(14) * 10 + d(15),
-        d(17) * 10 + d(18),
+        byte(p0, 0) * 100 + byte(p0, 2),
+        byte(p0, 5),
+        byte(p1, 0),
+        byte(p1, 3),
+        byte(p1, 6),
+        byte(p2, 6),
     ])
+}
+
+/// `YYYY-MM-DD HH24:MI:SS` at the start of `b` followed, when `fraction` allows, by `.` and 1
+/// to 9 digits: the value and the length read. `None` for any other text (the general reading
+/// then decides); for what it accepts, [`parse_datetime`] gives the same value.
+#[inline]
+pub(super) fn plain_datetime(b: &[u8], fraction: bool) -> Option<(OracleDateTime, usize)> {
+    let [year, month, day, hour, minute, second] = fixed_datetime(b, 0)?;
+    let mut end = 19;
+    let mut nanos = 0u32;
+    if fraction && b.get(end) == Some(&b'.') {
+        end += 1;
+        // up to eight digits in one word operation, the rest (a ninth, or all of a text too
+        // short for a word) one by one
+        let mut value = 0u64;
+        if let Some(w) = b.get(20..28).and_then(|w| <[u8; 8]>::try_from(w).ok()) {
+            let (eight, n) = leading_digits(u64::from_le_bytes(w));
+            value = eight;
+            end += n;
+        }
+        while let Some(d) = b.get(end).map(|d| d.wrapping_sub(b'0')).filter(|&d| d < 10) {
+            if end == 29 {
+                return None;
+            }
+            value = value * 10 + u64::from(d);
+            end += 1;
+        }
+        if end == 20 {
+            return None;
+        }
+        const SCALE: [u64; 10] = [
+            1,
+            10,
+            100,
+            1_000,
+            10_000,
+            100_000,
+            1_000_000,
+            10_000_000,
+            100_000_000,
+            1_000_000_000,
+        ];
+        // at most nine digits: below 10^9, which a u32 holds
+        nanos = (value * SCALE.get(29 - end).copied().unwrap_or(0)) as u32;
+    }
+    let value = OracleDateTime::new(
+        year as i16,
+        month as u8,
+        day as u8,
+        hour as u8,
+        minute as u8,
+        second as u8,
+        nanos,
+    )?;
+    Some((value, end))
+}
+
+/// `±HH:MM` at the start of `b`, as the session's `TZH:TZM` writes it, in range: the offset in
+/// minutes (what [`parse_zone`] gives for it).
+#[inline]
+pub(super) fn plain_offset(b: &[u8]) -> Option<i16> {
+    let z: &[u8; 6] = b.get(..6)?.try_into().ok()?;
+    let d = |i: usize| z[i].wrapping_sub(b'0');
+    if z[3] != b':' || d(1).max(d(2)).max(d(4)).max(d(5)) >= 10 {
+        return None;
+    }
+    let h = i16::from(d(1)) * 10 + i16::from(d(2));
+    let m = i16::from(d(4)) * 10 + i16::from(d(5));
+    if h > 14 || m > 59 {
+        return None;
+    }
+    match z[0] {
+        b'+' => Some(h * 60 + m),
+        b'-' => Some(-(h * 60 + m)),
+        _ => None,
+    }
 }
 
 /// The optional fraction after the seconds at `end`, and the value.
@@ -445,6 +542,85 @@ fn interval_ds_canonical(text: &str) -> Option<Result<i128>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `YYYY-MM-DD HH24:MI:SS` at `at` with every digit and separator in place (the form the
+    /// session's NLS formats write): its six fields, read at fixed positions. `None` for anything
+    /// else, which the field-by-field path then reads and reports.
+    fn fixed_datetime_bytewise(b: &[u8], at: usize) -> Option<[u32; 6]> {
+        let f: &[u8; 19] = b.get(at..at + 19)?.try_into().ok()?;
+        if f[4] != b'-' || f[7] != b'-' || f[10] != b' ' || f[13] != b':' || f[16] != b':' {
+            return None;
+        }
+        let d = |i: usize| u32::from(f[i].wrapping_sub(b'0'));
+        // a byte that is not a digit wraps to 10 or more; written out so that it compiles to
+        // straight-line compares
+        let widest = d(0)
+            .max(d(1))
+            .max(d(2))
+            .max(d(3))
+            .max(d(5))
+            .max(d(6))
+            .max(d(8))
+            .max(d(9))
+            .max(d(11))
+            .max(d(12))
+            .max(d(14))
+            .max(d(15))
+            .max(d(17))
+            .max(d(18));
+        if widest >= 10 {
+            return None;
+        }
+        Some([
+            d(0) * 1000 + d(1) * 100 + d(2) * 10 + d(3),
+            d(5) * 10 + d(6),
+            d(8) * 10 + d(9),
+            d(11) * 10 + d(12),
+            d(14) * 10 + d(15),
+            d(17) * 10 + d(18),
+        ])
+    }
+
+    #[test]
+    fn fixed_datetime_reads_as_byte_by_byte() {
+        let mut texts: Vec<Vec<u8>> = vec![
+            b"2026-02-28 13:45:59".to_vec(),
+            b"0000-00-00 00:00:00".to_vec(),
+            b"9999-99-99 99:99:99".to_vec(),
+            b"2026-02-28 13:45:5".to_vec(),
+            b"2026-02-28T13:45:59".to_vec(),
+            b" 2026-02-28 13:45:59".to_vec(),
+        ];
+        let mut seed = 0x1234_5678_9abc_def1u64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        let base = b"2026-02-28 13:45:59.123";
+        for _ in 0..200_000 {
+            let mut t = base.to_vec();
+            for _ in 0..1 + next() % 2 {
+                let at = (next() % t.len() as u64) as usize;
+                t[at] = match next() % 4 {
+                    0 => b'0' + (next() % 10) as u8,
+                    1 => [b'-', b':', b' ', b'/', b'.', b'0' - 1, b'9' + 1][(next() % 7) as usize],
+                    _ => next() as u8,
+                };
+            }
+            texts.push(t);
+        }
+        for t in &texts {
+            for at in [0, 1] {
+                assert_eq!(
+                    fixed_datetime(t, at),
+                    fixed_datetime_bytewise(t, at),
+                    "{t:?} {at}"
+                );
+            }
+        }
+    }
 
     fn dt(y: i16, mo: u8, d: u8, h: u8, mi: u8, s: u8, n: u32) -> OracleDateTime {
         OracleDateTime::new(y, mo, d, h, mi, s, n).unwrap()
