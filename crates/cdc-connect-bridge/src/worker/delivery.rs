@@ -29,6 +29,14 @@ use crate::worker::kafka::{KafkaFailure, RecordProducer, TopicAdmin, TopicSpec};
 use crate::worker::plan::{CommitReason, Decision, EosBounds, Sent, TransactionPlanner};
 use crate::worker::{TaskError, TaskStats};
 
+/// At least once, how many polls' worth of engine records (`cdc.poll.max.records` each) may
+/// be sent and not yet acknowledged: as many as the queue between mining and delivery holds.
+/// A Connect worker sends poll after poll without waiting for acknowledgements, bounded only by
+/// the producer's buffer; with one poll in flight the rate was bound by the broker's
+/// acknowledgement latency (about a third of a bare producer's on the test broker;
+/// `docs/benchmarks.md`). A crash repeats at most this window (`docs/running.md`).
+pub(crate) const POLLS_IN_FLIGHT: usize = 4;
+
 /// How records are delivered.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DeliveryMode {
@@ -74,7 +82,7 @@ pub struct Delivery {
     /// Whether the `startup` ops event was written (before the first engine record).
     started: bool,
     /// At least once: engine records sent and not yet acknowledged, at most
-    /// (`cdc.poll.max.records`). What a crash repeats is bounded by it.
+    /// [`POLLS_IN_FLIGHT`] × `cdc.poll.max.records`. What a crash repeats is bounded by it.
     max_in_flight: usize,
 }
 
@@ -135,7 +143,8 @@ impl Delivery {
             started: false,
             max_in_flight: usize::try_from(config.poll.max_records)
                 .unwrap_or(2000)
-                .max(1),
+                .max(1)
+                .saturating_mul(POLLS_IN_FLIGHT),
         })
     }
 

@@ -282,7 +282,7 @@ fn run_with_source<S: RedoSource + Send + 'static>(
     let capacity = usize::try_from(config.poll.max_records)
         .unwrap_or(2000)
         .max(1)
-        * 4;
+        .saturating_mul(delivery::POLLS_IN_FLIGHT);
     let (tx, rx) = std::sync::mpsc::sync_channel::<EngineRecord>(capacity);
     let mining_stop = Arc::new(AtomicBool::new(false));
     let mining = {
