@@ -752,6 +752,9 @@ impl TransactionBuffer {
         let source = match txn.store {
             Store::Heap(log) => {
                 summary.event_count = log.len;
+                // off the gauge at once: while the changes are taken, the buffer is borrowed
+                // by them and nothing else can read it
+                self.heap_bytes -= log.bytes;
                 Source::Heap(log.chunks.into_iter().flatten())
             }
             Store::Spilled(file) => {
@@ -1260,13 +1263,7 @@ impl CommittedChanges<'_> {
             self.buffer.check_usable()?;
         }
         let next = match &mut self.source {
-            Source::Heap(events) => {
-                let next = events.next();
-                if let Some(event) = &next {
-                    self.buffer.heap_bytes -= change_heap_bytes(event);
-                }
-                Ok(next)
-            }
+            Source::Heap(events) => Ok(events.next()),
             Source::Spill(source) => source.next_change(self.summary.key),
         };
         match next {
@@ -1297,9 +1294,8 @@ impl CommittedChanges<'_> {
     fn release_resources(&mut self) -> Result<(), BufferError> {
         match &mut self.source {
             Source::Heap(events) => {
-                for event in events.by_ref() {
-                    self.buffer.heap_bytes -= change_heap_bytes(&event);
-                }
+                // their bytes left the gauge at the commit
+                events.by_ref().for_each(drop);
                 Ok(())
             }
             Source::Spill(source) => {
