@@ -496,9 +496,6 @@ pub struct CaptureEngine<S: RedoSource> {
     orphans: OrphanDetector,
     backoff: Backoff,
     remines: u32,
-    /// Rows the last step read: the next step's row vector starts that large, so that a
-    /// step's rows are not copied over and over as the vector grows.
-    last_step_rows: usize,
     metrics: EngineMetrics,
     started: bool,
 }
@@ -570,7 +567,6 @@ impl<S: RedoSource> CaptureEngine<S> {
             held_lob_inserts: foldhash::HashMap::default(),
             last_record_ms: now,
             remines: 0,
-            last_step_rows: 0,
             metrics: EngineMetrics::default(),
             started: false,
         };
@@ -684,7 +680,7 @@ impl<S: RedoSource> CaptureEngine<S> {
         if plan.logs.is_empty() {
             // archive_only: the cursor's log is not archived yet
             return Ok(ReadStep {
-                rows: Vec::new(),
+                rows: StepRows::default(),
                 cut: false,
             });
         }
@@ -719,8 +715,7 @@ impl<S: RedoSource> CaptureEngine<S> {
             // LOB values are not assembled yet (cdc.lob.mode=skip)
             lob_rows: false,
         };
-        let mut rows: Vec<MinedRow> =
-            Vec::with_capacity(self.last_step_rows.min(MAX_ROWS_RESERVED));
+        let mut rows = StepRows::default();
         let mut ddl_text = String::new();
         let mut cut = false;
         let table_filter = Arc::clone(&self.settings.table_filter);
@@ -743,8 +738,9 @@ impl<S: RedoSource> CaptureEngine<S> {
                 ControlFlow::Continue(())
             }
         })?;
-        self.last_step_rows = rows.len();
-        let rows = join_continuations(rows).map_err(|e| ReadError::Stop(e.into()))?;
+        let rows = rows
+            .join_continuations()
+            .map_err(|e| ReadError::Stop(e.into()))?;
         Ok(ReadStep { rows, cut })
     }
 
@@ -862,7 +858,7 @@ impl<S: RedoSource> CaptureEngine<S> {
                 let feeder = std::thread::Builder::new()
                     .name("cdc-decode-feed".to_owned())
                     .spawn_scoped(scope, move || {
-                        for chunk in rows.chunks(PIPELINE_CHUNK_ROWS) {
+                        for chunk in &rows.chunks {
                             if done.send(decoder.decode(chunk)).is_err() {
                                 // the mining thread stopped applying (a stop or a closed sink)
                                 break;
@@ -872,17 +868,18 @@ impl<S: RedoSource> CaptureEngine<S> {
                 match feeder {
                     Ok(_) => {
                         self.metrics.pipelined_steps += 1;
-                        self.apply_decoded(rows, decoded.iter().flatten(), sink)
+                        self.apply_decoded(rows.iter(), decoded.iter().flatten(), sink)
                     }
                     Err(error) => {
                         tracing::warn!(%error, "no decode thread; decoding the step first");
-                        self.apply_decoded(rows, decoder.decode(rows).into_iter(), sink)
+                        let decoded = rows.chunks.iter().flat_map(|chunk| decoder.decode(chunk));
+                        self.apply_decoded(rows.iter(), decoded, sink)
                     }
                 }
             })?
         } else {
-            let decoded = decoder.decode(&rows);
-            self.apply_decoded(&rows, decoded.into_iter(), sink)?
+            let decoded = rows.chunks.iter().flat_map(|chunk| decoder.decode(chunk));
+            self.apply_decoded(rows.iter(), decoded, sink)?
         };
         if read.cut {
             self.metrics.step_cuts += 1;
@@ -891,9 +888,9 @@ impl<S: RedoSource> CaptureEngine<S> {
     }
 
     /// Applies `rows` with their decoded forms, in order, moving the cursor past each.
-    fn apply_decoded(
+    fn apply_decoded<'r>(
         &mut self,
-        rows: &[MinedRow],
+        rows: impl Iterator<Item = &'r MinedRow>,
         mut decoded: impl Iterator<Item = Result<Decoded, DecodeError>>,
         sink: &mut dyn RecordSink,
     ) -> Result<u64, EngineError> {
@@ -1510,13 +1507,54 @@ fn layout_for(
 }
 
 struct ReadStep {
-    rows: Vec<MinedRow>,
+    rows: StepRows,
     cut: bool,
 }
 
-/// The most rows a step's vector reserves from the previous step's size (about 4 MB): a small
-/// step after a huge one does not hold the huge one's memory.
-const MAX_ROWS_RESERVED: usize = 16_384;
+/// A step's rows in redo order, in chunks of [`PIPELINE_CHUNK_ROWS`]: a step of any size is
+/// read without moving the rows already read (a growing vector copies each row about twice),
+/// and its chunks are what a pipelined step decodes.
+#[derive(Default)]
+struct StepRows {
+    chunks: Vec<Vec<MinedRow>>,
+    len: usize,
+}
+
+impl StepRows {
+    fn push(&mut self, row: MinedRow) {
+        match self.chunks.last_mut() {
+            Some(chunk) if chunk.len() < PIPELINE_CHUNK_ROWS => chunk.push(row),
+            _ => {
+                let mut chunk = Vec::with_capacity(PIPELINE_CHUNK_ROWS);
+                chunk.push(row);
+                self.chunks.push(chunk);
+            }
+        }
+        self.len += 1;
+    }
+
+    fn len(&self) -> usize {
+        self.len
+    }
+
+    fn iter(&self) -> impl Iterator<Item = &MinedRow> {
+        self.chunks.iter().flatten()
+    }
+
+    /// CSF continuation rows joined to the row they continue (rare: only statements longer
+    /// than 4 000 bytes have them).
+    fn join_continuations(self) -> Result<StepRows, DecodeError> {
+        if !self.iter().any(|row| row.csf) {
+            return Ok(self);
+        }
+        let joined = join_continuations(self.chunks.into_iter().flatten().collect())?;
+        let mut rows = StepRows::default();
+        for row in joined {
+            rows.push(row);
+        }
+        Ok(rows)
+    }
+}
 
 /// Steps of at least this many rows are decoded on a thread of their own while they are
 /// applied (see `CaptureEngine::apply`); smaller ones are decoded first.
