@@ -872,14 +872,14 @@ impl<S: RedoSource> CaptureEngine<S> {
                     }
                     Err(error) => {
                         tracing::warn!(%error, "no decode thread; decoding the step first");
-                        let decoded = rows.chunks.iter().flat_map(|chunk| decoder.decode(chunk));
-                        self.apply_decoded(rows.iter(), decoded, sink)
+                        let decoded = decoder.decode_all(rows);
+                        self.apply_decoded(rows.iter(), decoded.into_iter(), sink)
                     }
                 }
             })?
         } else {
-            let decoded = rows.chunks.iter().flat_map(|chunk| decoder.decode(chunk));
-            self.apply_decoded(rows.iter(), decoded, sink)?
+            let decoded = decoder.decode_all(&rows);
+            self.apply_decoded(rows.iter(), decoded.into_iter(), sink)?
         };
         if read.cut {
             self.metrics.step_cuts += 1;
@@ -1579,6 +1579,15 @@ struct StepDecoder {
 }
 
 impl StepDecoder {
+    /// A whole step, decoded before any of it is applied.
+    fn decode_all(&self, rows: &StepRows) -> Vec<Result<Decoded, DecodeError>> {
+        let mut decoded = Vec::with_capacity(rows.len());
+        for chunk in &rows.chunks {
+            decoded.extend(self.decode(chunk));
+        }
+        decoded
+    }
+
     fn decode(&self, rows: &[MinedRow]) -> Vec<Result<Decoded, DecodeError>> {
         decode_step(
             rows,
