@@ -657,7 +657,7 @@ pub static KEYS: &[KeySpec] = &[
     KeySpec::new("cdc.heartbeat.interval.ms", G::Delivery, K::DurationMs { min: 0, max: 3_600_000 }, Value("10000"),
         "Heartbeat after this long without changes; 0 sends only the start heartbeat."),
     KeySpec::new("cdc.poll.max.records", G::Delivery, int(1, 100_000), Value("2000"),
-        "Records handed over per poll."),
+        "Records handed over per poll; at least once, four polls' worth may be unacknowledged."),
     KeySpec::new("cdc.poll.linger.ms", G::Delivery, K::DurationMs { min: 0, max: 60_000 }, Value("50"),
         "Wait for more records before handing over a short batch."),
     KeySpec::new("cdc.shutdown.timeout.ms", G::Delivery, K::DurationMs { min: 1000, max: 600_000 }, Value("30000"),
