@@ -1525,7 +1525,12 @@ impl StepRows {
         match self.chunks.last_mut() {
             Some(chunk) if chunk.len() < PIPELINE_CHUNK_ROWS => chunk.push(row),
             _ => {
-                let mut chunk = Vec::with_capacity(PIPELINE_CHUNK_ROWS);
+                // the first chunk grows as rows come, so a step of a few rows stays small
+                let mut chunk = if self.chunks.is_empty() {
+                    Vec::new()
+                } else {
+                    Vec::with_capacity(PIPELINE_CHUNK_ROWS)
+                };
                 chunk.push(row);
                 self.chunks.push(chunk);
             }
