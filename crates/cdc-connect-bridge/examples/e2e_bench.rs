@@ -951,7 +951,8 @@ fn connector_run(
         given.iter(),
         "bench".to_owned(),
     ));
-    let cpu_before = cpu_snapshot(o.broker_pid);
+    // replaced at the first send: the CPU use is that of the timed part, as the rate is
+    let mut cpu_before = cpu_snapshot(o.broker_pid);
     let started = Instant::now();
     let runner = {
         let connector = Arc::clone(&connector);
@@ -976,6 +977,7 @@ fn connector_run(
         }
         if first_send.is_none() && m.delivery.records_sent > 0 {
             first_send = Some((started.elapsed(), m.delivery.records_sent));
+            cpu_before = cpu_snapshot(o.broker_pid);
         }
         if first_ack.is_none() && m.delivery.records_acknowledged > 0 {
             first_ack = Some((started.elapsed(), m.delivery.records_acknowledged));
@@ -984,7 +986,8 @@ fn connector_run(
         if delivered(&m, mode, shape.table_records, expected_changes) {
             match seen_done.take() {
                 Some((elapsed, sent, acked, cpu_after)) if (sent, acked) == counts => {
-                    let cpu = cpu_use(&cpu_before, &cpu_after, elapsed);
+                    let timed = elapsed.saturating_sub(first_send.map_or(Duration::ZERO, |f| f.0));
+                    let cpu = cpu_use(&cpu_before, &cpu_after, timed);
                     break Ok((elapsed, m, cpu));
                 }
                 _ => {
