@@ -82,6 +82,9 @@ pub struct DeliveryMetrics {
     pub offsets_committed: u64,
     /// Oracle transactions split over several Kafka transactions.
     pub split_transactions: u64,
+    /// At least once, after a restart: Kafka records mined again but not sent, because they
+    /// were found in their topics (sent before the restart, past the offset).
+    pub records_already_delivered: u64,
     /// Engine records waiting between the engine and the producer.
     pub queue_depth: u64,
     /// Commit time (ms since the epoch) of the last delivered Oracle transaction; −1 for none.

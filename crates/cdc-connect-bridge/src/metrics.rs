@@ -313,6 +313,12 @@ pub const SERIES: &[Series] = &[
         "Oracle transactions split over several Kafka transactions",
         |s| s.delivery.split_transactions,
     ),
+    counter(
+        "records_already_delivered",
+        "Kafka records mined again after an at-least-once restart and not sent, because they \
+         were found in their topics",
+        |s| s.delivery.records_already_delivered,
+    ),
 ];
 
 /// The OpenMetrics text of one snapshot, every series labelled `server="<prefix>"`.

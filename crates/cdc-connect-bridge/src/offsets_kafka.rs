@@ -30,12 +30,28 @@ use rdkafka::client::DefaultClientContext;
 use rdkafka::config::RDKafkaLogLevel;
 use rdkafka::consumer::{BaseConsumer, Consumer};
 use rdkafka::error::{KafkaError, RDKafkaErrorCode};
-use rdkafka::message::{DeliveryResult, Message};
+use rdkafka::message::{DeliveryResult, Header, Headers, Message, OwnedHeaders};
 use rdkafka::producer::{BaseProducer, BaseRecord, Producer, ProducerContext};
 use rdkafka::{ClientContext, Offset, TopicPartitionList};
 
 /// How long one store operation may take by default.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Header of an offset record that an at-least-once task wrote after its records were
+/// acknowledged; its value is the task's window (below). Offsets written any other way (an
+/// exactly-once task, `PATCH` or `DELETE /offsets`, Kafka Connect) do not carry it.
+pub const DELIVERED_WINDOW_HEADER: &str = "cdc.delivered.window";
+
+/// This connector's latest offset and how it was written.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StoredOffset {
+    pub position: Position,
+    /// `Some(window)` when an at-least-once task wrote it: at most `window` engine records
+    /// were sent after it. They may already be in their topics, and a restart looks for them
+    /// there rather than send them again. `None` for an offset placed by an operator (a
+    /// deliberate rewind delivers everything after it again) or by an exactly-once task.
+    pub delivered_window: Option<u64>,
+}
 
 /// Why the offsets topic could not be opened, read or written. No variant carries a client
 /// property's value.
@@ -333,6 +349,11 @@ impl KafkaOffsetStore {
     /// offset; `None` when there is none or the latest record is a tombstone (offsets deleted).
     /// Records of other connectors or prefixes are skipped.
     pub fn read_latest(&self) -> Result<Option<Position>, OffsetStoreError> {
+        Ok(self.read_latest_stored()?.map(|stored| stored.position))
+    }
+
+    /// [`Self::read_latest`] with how the offset was written.
+    pub fn read_latest_stored(&self) -> Result<Option<StoredOffset>, OffsetStoreError> {
         let started = Instant::now();
         let consumer = self.consumer()?;
         let partitions = self.partitions(&consumer)?;
@@ -359,8 +380,10 @@ impl KafkaOffsetStore {
             .map_err(|e| OffsetStoreError::kafka("assigning partitions", e))?;
 
         let mut pending: BTreeSet<i32> = ends.iter().map(|(partition, _)| *partition).collect();
-        // (partition, offset, value) of the latest record of this connector's key.
-        let mut latest: Option<(i32, i64, Option<Vec<u8>>)> = None;
+        // (partition, offset, value, window header) of the latest record of this connector's
+        // key.
+        type Latest = (i32, i64, Option<Vec<u8>>, Option<u64>);
+        let mut latest: Option<Latest> = None;
         while !pending.is_empty() {
             let left = self.remaining(started);
             if left.is_zero() {
@@ -382,7 +405,12 @@ impl KafkaOffsetStore {
                     let partition = message.partition();
                     let offset = message.offset();
                     if self.is_own_key(message.key()) {
-                        latest = Some((partition, offset, message.payload().map(<[u8]>::to_vec)));
+                        latest = Some((
+                            partition,
+                            offset,
+                            message.payload().map(<[u8]>::to_vec),
+                            delivered_window(&message),
+                        ));
                     }
                     let end = ends
                         .iter()
@@ -396,15 +424,20 @@ impl KafkaOffsetStore {
         }
 
         match latest {
-            None | Some((_, _, None)) => Ok(None),
-            Some((partition, offset, Some(value))) => {
+            None | Some((_, _, None, _)) => Ok(None),
+            Some((partition, offset, Some(value), window)) => {
                 let text = String::from_utf8(value).map_err(|_| OffsetStoreError::NotText {
                     topic: self.topic.clone(),
                     partition,
                     offset,
                 })?;
                 Position::from_json(&text)
-                    .map(Some)
+                    .map(|position| {
+                        Some(StoredOffset {
+                            position,
+                            delivered_window: window,
+                        })
+                    })
                     .map_err(|source| OffsetStoreError::BadOffset {
                         topic: self.topic.clone(),
                         partition,
@@ -417,21 +450,39 @@ impl KafkaOffsetStore {
 
     /// Writes `position` as this connector's offset and waits until the broker acknowledged it.
     pub fn write(&self, position: &Position) -> Result<(), OffsetStoreError> {
-        self.send(Some(position.to_json().as_bytes()))
+        self.send(Some(position.to_json().as_bytes()), None)
+    }
+
+    /// Writes `position` as an at-least-once task does once its records were acknowledged:
+    /// marked with the task's `window`, the most engine records it may have sent after them
+    /// ([`StoredOffset::delivered_window`]).
+    pub fn write_delivered(
+        &self,
+        position: &Position,
+        window: u64,
+    ) -> Result<(), OffsetStoreError> {
+        self.send(Some(position.to_json().as_bytes()), Some(window))
     }
 
     /// Writes a tombstone: the connector's offsets are deleted ([`Self::read_latest`] then
     /// returns `None`), as Connect's `DELETE /connectors/<name>/offsets` does.
     pub fn delete(&self) -> Result<(), OffsetStoreError> {
-        self.send(None)
+        self.send(None, None)
     }
 
-    fn send(&self, value: Option<&[u8]>) -> Result<(), OffsetStoreError> {
+    fn send(&self, value: Option<&[u8]>, window: Option<u64>) -> Result<(), OffsetStoreError> {
         let slot: Delivery = Arc::new(Mutex::new(None));
         let mut record =
             BaseRecord::with_opaque_to(&self.topic, Arc::clone(&slot)).key(self.key.as_bytes());
         if let Some(value) = value {
             record = record.payload(value);
+        }
+        let window = window.map(|w| w.to_string());
+        if let Some(window) = &window {
+            record = record.headers(OwnedHeaders::new().insert(Header {
+                key: DELIVERED_WINDOW_HEADER,
+                value: Some(window.as_bytes()),
+            }));
         }
         self.producer
             .send(record)
@@ -469,6 +520,17 @@ impl KafkaOffsetStore {
             .is_some_and(|(connector, prefix)| connector == self.connector && prefix == self.prefix)
     }
 
+    /// A consumer with the store's settings (`read_committed`, partition ends reported, no
+    /// group joined) that does not wait for more records at a partition's end: what a restart
+    /// reads the ends of the connector's topics with.
+    pub(crate) fn reader(&self) -> Result<BaseConsumer, OffsetStoreError> {
+        let mut config = self.consumer_config.clone();
+        config.set("fetch.wait.max.ms", "10");
+        config
+            .create()
+            .map_err(|e| OffsetStoreError::creation("creating the consumer", e, &self.secrets))
+    }
+
     fn consumer(&self) -> Result<BaseConsumer, OffsetStoreError> {
         self.consumer_config
             .create()
@@ -504,6 +566,17 @@ impl KafkaOffsetStore {
     fn remaining(&self, started: Instant) -> Duration {
         self.timeout.saturating_sub(started.elapsed())
     }
+}
+
+/// The window an at-least-once task marked its offset record with, if any.
+fn delivered_window(message: &impl Message) -> Option<u64> {
+    message
+        .headers()?
+        .iter()
+        .find(|h| h.key == DELIVERED_WINDOW_HEADER)
+        .and_then(|h| h.value)
+        .and_then(|v| std::str::from_utf8(v).ok())
+        .and_then(|v| v.parse().ok())
 }
 
 pub(crate) fn base_config(bootstrap: &str, client_props: &[(String, String)]) -> ClientConfig {

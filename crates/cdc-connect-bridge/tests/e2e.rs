@@ -14,7 +14,7 @@
 
 mod e2e_support;
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::time::Duration;
 
 use e2e_support::*;
@@ -368,6 +368,8 @@ fn crash_at_least_once_loses_nothing_and_repeats_only_what_was_not_committed() {
     // written, is repeated.
     let mut seen: HashMap<Identity, (usize, i64)> = HashMap::new();
     let mut repeated = 0usize;
+    // per run, the Oracle transactions it delivered again
+    let mut repeated_xids: BTreeMap<usize, BTreeSet<String>> = BTreeMap::new();
     // The run that produced a record: its timestamp is the producer's time at send(), on
     // this machine's clock, and a killed run sends nothing more (where a record lands in the
     // log is no guide: the broker may append what a killed process had sent after the
@@ -386,6 +388,7 @@ fn crash_at_least_once_loses_nothing_and_repeats_only_what_was_not_committed() {
             let id = identity(record).unwrap();
             if let Some((first_run, first_offset)) = seen.get(&id).copied() {
                 repeated += 1;
+                repeated_xids.entry(*run).or_default().insert(id.0.clone());
                 assert!(*run > 0, "a duplicate within the first run: {id:?}");
                 let committed = marks[run - 1]
                     .0
@@ -424,10 +427,23 @@ fn crash_at_least_once_loses_nothing_and_repeats_only_what_was_not_committed() {
     }
     eprintln!(
         "at-least-once: {kills} kills ({in_stream} while records flowed), {} records, \
-         {repeated} repeated ({} identities)",
+         {repeated} repeated ({} identities), Oracle transactions repeated per run: {:?}",
         records.len(),
-        duplicates.len()
+        duplicates.len(),
+        repeated_xids
+            .iter()
+            .map(|(run, xids)| (*run, xids.len()))
+            .collect::<Vec<_>>()
     );
+    // the spec: after a restart, at most the Oracle transaction that was in flight is
+    // delivered again (the restart finds what the killed run had sent in the topics)
+    for (run, xids) in &repeated_xids {
+        assert!(
+            xids.len() <= 1,
+            "run {run} delivered {} Oracle transactions again: {xids:?}",
+            xids.len()
+        );
+    }
 }
 
 #[test]

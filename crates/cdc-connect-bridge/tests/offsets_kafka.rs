@@ -119,6 +119,23 @@ fn the_latest_write_wins() {
 }
 
 #[test]
+fn only_an_at_least_once_task_marks_its_offset_with_its_window() {
+    let Some(broker) = broker() else { return };
+    let topic = unique_topic("window");
+    let store = open(&broker, &topic);
+    let position = Position::from_json(&golden("full.json")).unwrap();
+    store.write_delivered(&position, 32_000).unwrap();
+    let stored = store.read_latest_stored().unwrap().expect("written");
+    assert_eq!(stored.position, position);
+    assert_eq!(stored.delivered_window, Some(32_000));
+    // an operator's edit (PATCH /offsets) after it carries no window: a rewind is delivered
+    // again in full
+    store.write(&position).unwrap();
+    let stored = store.read_latest_stored().unwrap().expect("written");
+    assert_eq!(stored.delivered_window, None);
+}
+
+#[test]
 fn a_restarted_store_reads_what_the_first_wrote() {
     let Some(broker) = broker() else { return };
     let topic = unique_topic("restart");

@@ -88,6 +88,17 @@ impl AckTracker {
         self.acked.clone()
     }
 
+    /// Engine records acknowledged with all their predecessors: the sequence of the first
+    /// one still in flight.
+    pub fn acked_through(&self) -> u64 {
+        self.base
+    }
+
+    /// Engine records registered: the sequence the next one gets.
+    pub fn registered(&self) -> u64 {
+        self.base + self.inflight.len() as u64
+    }
+
     pub fn acked_records(&self) -> u64 {
         self.acked_records
     }
@@ -129,6 +140,7 @@ mod tests {
         let a = t.register(1, Some(position(10)));
         let b = t.register(2, Some(position(20)));
         let c = t.register(1, Some(position(30)));
+        assert_eq!((t.acked_through(), t.registered()), (0, 3));
         t.ack(c);
         assert_eq!(t.acked_position(), None, "c is acked but a and b are not");
         t.ack(a);
@@ -143,6 +155,7 @@ mod tests {
         assert_eq!(t.acked_position(), Some(position(30)));
         assert_eq!(t.in_flight(), 0);
         assert_eq!(t.acked_records(), 4);
+        assert_eq!((t.acked_through(), t.registered()), (3, 3));
     }
 
     #[test]

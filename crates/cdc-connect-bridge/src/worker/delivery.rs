@@ -6,12 +6,14 @@
 //!   the position of its last engine record, so records and offset commit together.
 //! - At least once: the idempotent producer sends; [`AckTracker`] follows the delivery
 //!   reports; an offsets thread writes the position of the newest record acknowledged with all
-//!   its predecessors, as soon as the previous write is done. After a crash only what was
-//!   sent after the last written offset — the Oracle transactions in flight — is sent again.
+//!   its predecessors, as soon as the previous write is done. At most [`ALO_WINDOW_POLLS`] ×
+//!   `cdc.poll.max.records` engine records are sent past the last offset written. After a
+//!   crash the restarted task mines them again and sends only those not found in their topics
+//!   ([`crate::worker::present`]): what was in flight and never reached the broker.
 
 use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::thread::JoinHandle;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -23,19 +25,25 @@ use cdc_offset::Position;
 use parking_lot::{Condvar, Mutex};
 
 use crate::builder::{KafkaRecord, RecordBuilder, RecordContext};
-use crate::offsets_kafka::{KafkaOffsetStore, OffsetStoreError};
+use crate::offsets_kafka::{KafkaOffsetStore, OffsetStoreError, StoredOffset};
 use crate::settings::RecordSettings;
 use crate::worker::kafka::{KafkaFailure, RecordProducer, TopicAdmin, TopicSpec};
 use crate::worker::plan::{CommitReason, Decision, EosBounds, Sent, TransactionPlanner};
+use crate::worker::present::PresentRecords;
 use crate::worker::{TaskError, TaskStats};
+use rdkafka::consumer::BaseConsumer;
+
+/// How many polls' worth of engine records (`cdc.poll.max.records` each) the queue between
+/// mining and delivery holds.
+pub(crate) const POLLS_IN_FLIGHT: usize = 4;
 
 /// At least once, how many polls' worth of engine records (`cdc.poll.max.records` each) may
-/// be sent and not yet acknowledged: as many as the queue between mining and delivery holds.
-/// A Connect worker sends poll after poll without waiting for acknowledgements, bounded only by
-/// the producer's buffer; with one poll in flight the rate was bound by the broker's
-/// acknowledgement latency (about a third of a bare producer's on the test broker;
-/// `docs/benchmarks.md`). A crash repeats at most this window (`docs/running.md`).
-pub(crate) const POLLS_IN_FLIGHT: usize = 4;
+/// be sent past the last offset written. A Connect worker sends poll after poll without
+/// waiting for acknowledgements, bounded only by its producer's buffer; a window of one poll
+/// bound the rate to the broker's acknowledgement latency, and small windows keep produce
+/// requests small (`docs/benchmarks.md`). The window is also how many change records a
+/// restart looks for in their topics before sending them again.
+pub(crate) const ALO_WINDOW_POLLS: u64 = 16;
 
 /// How records are delivered.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -81,9 +89,12 @@ pub struct Delivery {
     out: Vec<KafkaRecord>,
     /// Whether the `startup` ops event was written (before the first engine record).
     started: bool,
-    /// At least once: engine records sent and not yet acknowledged, at most
-    /// [`POLLS_IN_FLIGHT`] × `cdc.poll.max.records`. What a crash repeats is bounded by it.
-    max_in_flight: usize,
+    /// At least once: engine records sent past the last offset written, at most
+    /// [`ALO_WINDOW_POLLS`] × `cdc.poll.max.records`.
+    window: u64,
+    /// At least once, after a restart: the change records already in their topics, not sent
+    /// again.
+    present: Option<PresentRecords>,
 }
 
 impl std::fmt::Debug for Delivery {
@@ -112,9 +123,10 @@ impl Delivery {
         admin: Option<TopicAdmin>,
         stats: Arc<TaskStats>,
     ) -> Result<Delivery, TaskError> {
+        let window = u64::from(config.poll.max_records.max(1)).saturating_mul(ALO_WINDOW_POLLS);
         let committer = match mode {
             DeliveryMode::AtLeastOnce => Some(
-                OffsetCommitter::start(Arc::clone(&store), Arc::clone(&stats))
+                OffsetCommitter::start(Arc::clone(&store), Arc::clone(&stats), window)
                     .map_err(|e| TaskError::OffsetsThread(e.to_string()))?,
             ),
             DeliveryMode::ExactlyOnce => None,
@@ -141,11 +153,27 @@ impl Delivery {
             shutdown_timeout: config.poll.shutdown_timeout,
             out: Vec::new(),
             started: false,
-            max_in_flight: usize::try_from(config.poll.max_records)
-                .unwrap_or(2000)
-                .max(1)
-                .saturating_mul(POLLS_IN_FLIGHT),
+            window,
+            present: None,
         })
+    }
+
+    /// At least once, restarting from `stored`: when the task that wrote it was at least once
+    /// too, the change records it may have sent past it are looked for in their topics
+    /// (read with `consumer`) and those found are not sent again.
+    pub fn skip_present(&mut self, stored: &StoredOffset, consumer: BaseConsumer) {
+        if self.mode != DeliveryMode::AtLeastOnce {
+            return;
+        }
+        if let Some(window) = stored.delivered_window.filter(|w| *w > 0) {
+            self.present = Some(PresentRecords::new(
+                consumer,
+                self.shutdown_timeout
+                    .max(crate::offsets_kafka::DEFAULT_TIMEOUT),
+                &stored.position,
+                window,
+            ));
+        }
     }
 
     /// Whether the task may stop here without cutting an Oracle transaction.
@@ -271,6 +299,10 @@ impl Delivery {
         now: u64,
         waiting: bool,
     ) -> Result<(), TaskError> {
+        let mut out = out;
+        if !matches!(sent, Sent::Side) {
+            self.drop_present(&mut out)?;
+        }
         if let Some(admin) = self.admin.as_mut() {
             for record in &out {
                 if !self.topics.contains(&*record.topic) {
@@ -331,12 +363,46 @@ impl Delivery {
         Ok(())
     }
 
-    /// Waits until fewer than `max_in_flight` engine records are unacknowledged, handing the
-    /// acknowledged position to the offsets thread meanwhile.
+    /// After a restart, drops from `out` (the Kafka records of one change) those already in
+    /// their topics; ends the look once every change the crashed task may have sent was
+    /// checked.
+    fn drop_present(&mut self, out: &mut Vec<KafkaRecord>) -> Result<(), TaskError> {
+        let Some(present) = self.present.as_mut() else {
+            return Ok(());
+        };
+        let mut keep = Vec::with_capacity(out.len());
+        for record in out.iter() {
+            keep.push(!present.contains(record)?);
+        }
+        let mut keep = keep.into_iter();
+        out.retain(|_| keep.next().unwrap_or(true));
+        if present.checked_one() {
+            tracing::info!(
+                skipped = present.skipped(),
+                "restart: records already delivered after the offset were not sent again"
+            );
+            self.stats.delivery.lock().records_already_delivered = present.skipped();
+            self.present = None;
+        } else {
+            self.stats.delivery.lock().records_already_delivered = present.skipped();
+        }
+        Ok(())
+    }
+
+    /// Waits until fewer than `window` engine records were sent past the last offset written,
+    /// handing the acknowledged position to the offsets thread meanwhile.
     fn wait_for_window(&mut self) -> Result<(), TaskError> {
         loop {
-            let in_flight = self.producer.acks().lock().in_flight();
-            if in_flight < self.max_in_flight {
+            let registered = self.producer.acks().lock().registered();
+            let written = self
+                .committer
+                .as_ref()
+                .map_or(registered, OffsetCommitter::written_through);
+            // Nothing goes past the task's first record (the start heartbeat at a first start)
+            // until its offset is written: a crash then always leaves an offset that says how
+            // far the task may have sent.
+            let window = if written == 0 { 1 } else { self.window };
+            if registered.saturating_sub(written) < window {
                 return Ok(());
             }
             self.offer_acked();
@@ -403,13 +469,17 @@ impl Delivery {
     }
 
     fn offer_acked(&mut self) {
-        let (position, acked) = {
+        let (position, through, acked) = {
             let acks = self.producer.acks().lock();
-            (acks.acked_position(), acks.acked_records())
+            (
+                acks.acked_position(),
+                acks.acked_through(),
+                acks.acked_records(),
+            )
         };
         self.stats.delivery.lock().records_acknowledged = acked;
         if let (Some(committer), Some(position)) = (&self.committer, position) {
-            committer.offer(position);
+            committer.offer(position, through);
         }
     }
 
@@ -509,11 +579,14 @@ struct OffsetCommitter {
 struct CommitterState {
     slot: Mutex<CommitterSlot>,
     wake: Condvar,
+    /// Engine records covered by the last offset written (see [`AckTracker::acked_through`]).
+    written_through: AtomicU64,
 }
 
 #[derive(Default)]
 struct CommitterSlot {
-    latest: Option<Arc<Position>>,
+    /// The newest acknowledged position, and how many engine records it covers.
+    latest: Option<(Arc<Position>, u64)>,
     written: Option<Arc<Position>>,
     finishing: bool,
     failure: Option<OffsetStoreError>,
@@ -523,28 +596,35 @@ impl OffsetCommitter {
     fn start(
         store: Arc<KafkaOffsetStore>,
         stats: Arc<TaskStats>,
+        window: u64,
     ) -> std::io::Result<OffsetCommitter> {
         let shared = Arc::new(CommitterState::default());
         let state = Arc::clone(&shared);
         let thread = std::thread::Builder::new()
             .name("oracle-cdc-offsets".into())
-            .spawn(move || commit_offsets(&state, &store, &stats))?;
+            .spawn(move || commit_offsets(&state, &store, &stats, window))?;
         Ok(OffsetCommitter {
             shared,
             thread: Some(thread),
         })
     }
 
-    fn offer(&self, position: Arc<Position>) {
+    /// Offers the acknowledged `position`, which covers the first `through` engine records.
+    fn offer(&self, position: Arc<Position>, through: u64) {
         let mut slot = self.shared.slot.lock();
         let changed = slot
             .latest
             .as_ref()
-            .is_none_or(|latest| !Arc::ptr_eq(latest, &position));
+            .is_none_or(|(latest, _)| !Arc::ptr_eq(latest, &position));
         if changed {
-            slot.latest = Some(position);
+            slot.latest = Some((position, through));
             self.shared.wake.notify_one();
         }
+    }
+
+    /// Engine records covered by the last offset written.
+    fn written_through(&self) -> u64 {
+        self.shared.written_through.load(Ordering::Acquire)
     }
 
     fn take_failure(&self) -> Option<OffsetStoreError> {
@@ -568,13 +648,18 @@ impl OffsetCommitter {
     }
 }
 
-fn commit_offsets(state: &CommitterState, store: &KafkaOffsetStore, stats: &TaskStats) {
+fn commit_offsets(
+    state: &CommitterState,
+    store: &KafkaOffsetStore,
+    stats: &TaskStats,
+    window: u64,
+) {
     loop {
-        let (position, finishing) = {
+        let (latest, finishing) = {
             let mut slot = state.slot.lock();
             loop {
                 let pending = match (&slot.latest, &slot.written) {
-                    (Some(latest), Some(written)) => !Arc::ptr_eq(latest, written),
+                    (Some((latest, _)), Some(written)) => !Arc::ptr_eq(latest, written),
                     (Some(_), None) => true,
                     (None, _) => false,
                 };
@@ -587,12 +672,13 @@ fn commit_offsets(state: &CommitterState, store: &KafkaOffsetStore, stats: &Task
                 state.wake.wait(&mut slot);
             }
         };
-        let Some(position) = position else {
+        let Some((position, through)) = latest else {
             return;
         };
-        match store.write(&position) {
+        match store.write_delivered(&position, window) {
             Ok(()) => {
                 state.slot.lock().written = Some(position);
+                state.written_through.store(through, Ordering::Release);
                 stats.delivery.lock().offsets_committed += 1;
             }
             Err(error) => {

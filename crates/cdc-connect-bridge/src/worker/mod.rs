@@ -20,6 +20,7 @@ pub mod acks;
 pub mod delivery;
 pub mod kafka;
 pub mod plan;
+mod present;
 pub mod source;
 
 use std::sync::Arc;
@@ -35,12 +36,11 @@ use cdc_logminer::engine::{
     SinkClosed, SystemClock,
 };
 use cdc_logminer::source::RedoSource;
-use cdc_offset::Position;
 use parking_lot::Mutex;
 
 use crate::control::DeliveryMetrics;
 use crate::error::BridgeError;
-use crate::offsets_kafka::{KafkaOffsetStore, OffsetStoreError};
+use crate::offsets_kafka::{KafkaOffsetStore, OffsetStoreError, StoredOffset};
 use crate::settings::RecordSettings;
 use crate::worker::delivery::{Delivery, DeliveryMode};
 use crate::worker::kafka::{KafkaClients, KafkaFailure, side_topic_specs};
@@ -218,25 +218,25 @@ pub fn run_task(
         crate::offsets_kafka::DEFAULT_TIMEOUT,
         options.create_topics,
     )?);
-    let position = store.read_latest()?;
+    let stored = store.read_latest_stored()?;
     tracing::info!(
         connector = %config.connect.name,
         mode = ?mode,
-        resume_scn = position.as_ref().map(|p| p.resume.scn.0),
+        resume_scn = stored.as_ref().map(|s| s.position.resume.scn.0),
         "task starting"
     );
 
     if source::is_sim(config) {
-        let source = source::sim_source(config, position.as_ref())?;
+        let source = source::sim_source(config, stored.as_ref().map(|s| &s.position))?;
         run_with_source(
-            config, source, position, stats, signals, producer, store, admin, mode,
+            config, source, stored, stats, signals, producer, store, admin, mode,
         )
     } else {
         #[cfg(feature = "oracle")]
         {
             let source = source::oracle_source(config)?;
             run_with_source(
-                config, source, position, stats, signals, producer, store, admin, mode,
+                config, source, stored, stats, signals, producer, store, admin, mode,
             )
         }
         #[cfg(not(feature = "oracle"))]
@@ -250,7 +250,7 @@ pub fn run_task(
 fn run_with_source<S: RedoSource + Send + 'static>(
     config: &CdcConfig,
     source: S,
-    position: Option<Position>,
+    stored: Option<StoredOffset>,
     stats: &Arc<TaskStats>,
     signals: &Arc<TaskSignals>,
     producer: kafka::RecordProducer,
@@ -260,6 +260,7 @@ fn run_with_source<S: RedoSource + Send + 'static>(
 ) -> Result<(), TaskError> {
     let settings = EngineSettings::from_config(config);
     let idle_wait = settings.idle_wait;
+    let position = stored.as_ref().map(|s| s.position.clone());
     let mut engine =
         CaptureEngine::open(source, settings, position, Box::new(SystemClock::default()))
             .map_err(TaskError::from)?;
@@ -270,6 +271,10 @@ fn run_with_source<S: RedoSource + Send + 'static>(
         .name;
 
     // before the mining thread: a delivery that cannot start leaves nothing running
+    let reader = match &stored {
+        Some(_) if mode == DeliveryMode::AtLeastOnce => Some(store.reader()?),
+        _ => None,
+    };
     let mut delivery = Delivery::new(
         mode,
         config,
@@ -279,6 +284,9 @@ fn run_with_source<S: RedoSource + Send + 'static>(
         admin,
         Arc::clone(stats),
     )?;
+    if let (Some(stored), Some(reader)) = (&stored, reader) {
+        delivery.skip_present(stored, reader);
+    }
     let capacity = usize::try_from(config.poll.max_records)
         .unwrap_or(2000)
         .max(1)
