@@ -115,7 +115,7 @@ impl PresentRecords {
         };
         if !self.topics.contains_key(&record.topic) {
             let found = self.read_back(&record.topic)?;
-            tracing::info!(
+            tracing::debug!(
                 topic = &*record.topic,
                 records = found.len(),
                 "read back the records already delivered after the offset"
