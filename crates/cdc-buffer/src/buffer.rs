@@ -1246,6 +1246,12 @@ impl CommittedChanges<'_> {
         &self.summary
     }
 
+    /// Moves the START row's information out of the summary (which keeps `None`): what the
+    /// records of the commit carry from it (user name, PDB) is then not copied.
+    pub fn take_start(&mut self) -> Option<StartInfo> {
+        self.summary.start.take()
+    }
+
     /// Changes this commit publishes, known before the first is read.
     pub fn event_count(&self) -> u64 {
         self.summary.event_count

@@ -1194,7 +1194,6 @@ impl<S: RedoSource> CaptureEngine<S> {
         let Some(mut stream) = self.buffer.commit(key)? else {
             return Ok(0);
         };
-        let summary = stream.summary().clone();
         let event_count = stream.event_count();
         if event_count == 0 || decision == SkipDecision::SkipWhole {
             if decision == SkipDecision::SkipWhole && event_count > 0 {
@@ -1205,25 +1204,22 @@ impl<S: RedoSource> CaptureEngine<S> {
             stream.finish()?;
             return Ok(0);
         }
+        let first_scn = stream.summary().first_scn();
+        let data_bytes = stream.summary().data_bytes;
+        let (pdb, username) = stream
+            .take_start()
+            .map_or((None, None), |start| (start.pdb, start.username));
         let info = Arc::new(CommitInfo {
             con_xid: key,
-            pdb: summary
-                .start
-                .as_ref()
-                .and_then(|s| s.pdb.clone())
-                .or_else(|| row.src_con_name.clone()),
+            pdb: pdb.or_else(|| row.src_con_name.clone()),
             commit_scn: row.scn,
             commit_addr,
             commit_time: row.timestamp,
             thread: row.thread,
-            username: summary
-                .start
-                .as_ref()
-                .and_then(|s| s.username.clone())
-                .or_else(|| row.username.clone()),
-            first_scn: summary.first_scn(),
+            username: username.or_else(|| row.username.clone()),
+            first_scn,
             event_count,
-            data_bytes: summary.data_bytes,
+            data_bytes,
         });
         let own_hold = own_hold.unwrap_or(mined_to);
         let mut emitted = 0;
