@@ -8,6 +8,7 @@
 
 use std::collections::{BTreeSet, VecDeque};
 use std::fmt;
+use std::sync::Arc;
 
 use cdc_core::{ConXid, PositionError, RedoAddr, RedoThread, Scn};
 use serde_json::Value;
@@ -121,7 +122,8 @@ pub struct FirstStart {
 /// oldest first, which is also their order in the offset's CSV.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
 pub struct ReleasedXids {
-    entries: VecDeque<ConXid>,
+    /// Shared: every record's position carries the ledger, which changes rarely.
+    entries: Arc<VecDeque<ConXid>>,
 }
 
 impl ReleasedXids {
@@ -136,10 +138,11 @@ impl ReleasedXids {
     /// ledger moves to the newest place, since it is the latest thing known about it. Returns
     /// the entry evicted to stay within the capacity, if any.
     pub fn release(&mut self, xid: ConXid) -> Option<ConXid> {
-        self.entries.retain(|entry| *entry != xid);
-        self.entries.push_back(xid);
-        if self.entries.len() > Self::CAPACITY {
-            self.entries.pop_front()
+        let entries = Arc::make_mut(&mut self.entries);
+        entries.retain(|entry| *entry != xid);
+        entries.push_back(xid);
+        if entries.len() > Self::CAPACITY {
+            entries.pop_front()
         } else {
             None
         }
@@ -147,9 +150,11 @@ impl ReleasedXids {
 
     /// Removes an XID (the operator action of CDC-7001). Returns whether it was there.
     pub fn forget(&mut self, xid: ConXid) -> bool {
-        let before = self.entries.len();
-        self.entries.retain(|entry| *entry != xid);
-        self.entries.len() != before
+        if !self.contains(xid) {
+            return false;
+        }
+        Arc::make_mut(&mut self.entries).retain(|entry| *entry != xid);
+        true
     }
 
     pub fn contains(&self, xid: ConXid) -> bool {
@@ -237,7 +242,8 @@ pub(crate) fn write_xid_csv(
 /// an offset.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Extra {
-    fields: serde_json::Map<String, Value>,
+    /// Shared: every record's position carries them, and they never change while capturing.
+    fields: Arc<serde_json::Map<String, Value>>,
 }
 
 impl Extra {
@@ -257,7 +263,7 @@ impl Extra {
                 field: name,
             });
         }
-        self.fields.insert(name, value);
+        Arc::make_mut(&mut self.fields).insert(name, value);
         Ok(())
     }
 
@@ -267,7 +273,10 @@ impl Extra {
 
     /// Removes a field, keeping the order of the others.
     pub fn remove(&mut self, name: &str) -> Option<Value> {
-        self.fields.shift_remove(name)
+        if !self.fields.contains_key(name) {
+            return None;
+        }
+        Arc::make_mut(&mut self.fields).shift_remove(name)
     }
 
     pub fn iter(&self) -> impl Iterator<Item = (&str, &Value)> {
