@@ -514,7 +514,8 @@ impl Delivery {
                 let flushed = self.producer.flush(self.shutdown_timeout);
                 self.offer_acked();
                 if let Some(committer) = self.committer.take() {
-                    committer.finish()?;
+                    let settled = flushed.is_ok() && self.producer.acks().lock().in_flight() == 0;
+                    committer.finish(settled)?;
                 }
                 flushed?;
                 self.check()
@@ -589,6 +590,9 @@ struct CommitterSlot {
     latest: Option<(Arc<Position>, u64)>,
     written: Option<Arc<Position>>,
     finishing: bool,
+    /// Finishing with nothing in flight: the last offset is (re)written with an empty window.
+    settled: bool,
+    settled_written: bool,
     failure: Option<OffsetStoreError>,
 }
 
@@ -631,11 +635,14 @@ impl OffsetCommitter {
         self.shared.slot.lock().failure.take()
     }
 
-    /// Writes the latest position if it was not written yet, and stops the thread.
-    fn finish(mut self) -> Result<(), OffsetStoreError> {
+    /// Writes the latest position if it was not written yet, and stops the thread. `settled`:
+    /// every record sent was acknowledged, so the last offset is written with an empty window
+    /// and the next start looks for nothing in the topics.
+    fn finish(mut self, settled: bool) -> Result<(), OffsetStoreError> {
         {
             let mut slot = self.shared.slot.lock();
             slot.finishing = true;
+            slot.settled = settled;
             self.shared.wake.notify_one();
         }
         if let Some(thread) = self.thread.take() {
@@ -655,7 +662,7 @@ fn commit_offsets(
     window: u64,
 ) {
     loop {
-        let (latest, finishing) = {
+        let (latest, finishing, settled) = {
             let mut slot = state.slot.lock();
             loop {
                 let pending = match (&slot.latest, &slot.written) {
@@ -663,8 +670,9 @@ fn commit_offsets(
                     (Some(_), None) => true,
                     (None, _) => false,
                 };
-                if pending {
-                    break (slot.latest.clone(), slot.finishing);
+                let settled = slot.finishing && slot.settled && !slot.settled_written;
+                if pending || (settled && slot.latest.is_some()) {
+                    break (slot.latest.clone(), slot.finishing, settled);
                 }
                 if slot.finishing || slot.failure.is_some() {
                     return;
@@ -675,9 +683,12 @@ fn commit_offsets(
         let Some((position, through)) = latest else {
             return;
         };
-        match store.write_delivered(&position, window) {
+        match store.write_delivered(&position, if settled { 0 } else { window }) {
             Ok(()) => {
-                state.slot.lock().written = Some(position);
+                let mut slot = state.slot.lock();
+                slot.written = Some(position);
+                slot.settled_written |= settled;
+                drop(slot);
                 state.written_through.store(through, Ordering::Release);
                 stats.delivery.lock().offsets_committed += 1;
             }

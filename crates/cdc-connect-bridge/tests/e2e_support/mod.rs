@@ -164,6 +164,11 @@ impl Setup {
     }
 
     pub fn offsets(&self) -> Option<Position> {
+        self.stored_offset().map(|stored| stored.position)
+    }
+
+    /// The latest offset and the window its writer marked it with.
+    pub fn stored_offset(&self) -> Option<cdc_connect_bridge::offsets_kafka::StoredOffset> {
         let config = self.config();
         KafkaOffsetStore::open(
             &self.broker,
@@ -173,7 +178,7 @@ impl Setup {
             &[],
         )
         .unwrap()
-        .read_latest()
+        .read_latest_stored()
         .unwrap()
     }
 }
