@@ -171,7 +171,7 @@ pub(super) fn temporal_value(ty: &ColumnType, name: &'static str, text: &str) ->
             .map(Value::IntervalYm)
             .map_err(ConvertError::Invalid),
         ColumnType::IntervalDs => temporal::parse_interval_ds(text)
-            .map(Value::IntervalDs)
+            .map(|nanos| Value::IntervalDs(nanos.into()))
             .map_err(ConvertError::Invalid),
         _ => invalid("not the function this type is written with"),
     }
