@@ -436,7 +436,7 @@ fn put_value(out: &mut Vec<u8>, value: &Value) {
         }
         Value::IntervalDs(nanos) => {
             out.push(11);
-            put_var128(out, zig128(*nanos));
+            put_var128(out, zig128(nanos.get()));
         }
         Value::RowId(s) => {
             out.push(12);
@@ -700,7 +700,7 @@ impl Cursor<'_> {
             }
             9 => Value::TimestampLtz(self.datetime()?),
             10 => Value::IntervalYm(self.zig_i64()?),
-            11 => Value::IntervalDs(self.zig_i128()?),
+            11 => Value::IntervalDs(self.zig_i128()?.into()),
             12 => Value::RowId(self.string()?),
             13 => Value::EmptyLob,
             14 => Value::Unavailable,

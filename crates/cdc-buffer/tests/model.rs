@@ -108,7 +108,7 @@ fn value() -> impl Strategy<Value = Value> {
             .prop_map(|(d, r)| Value::TimestampTz(d, TimeZone::Region(r.into()))),
         datetime().prop_map(Value::TimestampLtz),
         any::<i64>().prop_map(Value::IntervalYm),
-        any::<i128>().prop_map(Value::IntervalDs),
+        any::<i128>().prop_map(|n| Value::IntervalDs(n.into())),
         "[A-Za-z0-9+/]{18}".prop_map(Value::RowId),
         Just(Value::EmptyLob),
         Just(Value::Unavailable),

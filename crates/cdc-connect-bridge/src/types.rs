@@ -320,12 +320,12 @@ fn scalar<'a>(
                 (i128::from(*months) * MICROS_PER_MONTH) as f64,
             ))),
             // sub-microsecond digits are dropped, as MicroDuration does
-            Value::IntervalDs(nanos) => Ok(Scalar::Json(float64((nanos / 1000) as f64))),
+            Value::IntervalDs(nanos) => Ok(Scalar::Json(float64((nanos.get() / 1000) as f64))),
             _ => Err(WRONG_TYPE),
         },
         FieldKind::IsoDuration => match value {
             Value::IntervalYm(months) => Ok(Scalar::Owned(iso_period(*months))),
-            Value::IntervalDs(nanos) => Ok(Scalar::Owned(iso_duration(*nanos))),
+            Value::IntervalDs(nanos) => Ok(Scalar::Owned(iso_duration(nanos.get()))),
             _ => Err(WRONG_TYPE),
         },
     }

@@ -253,10 +253,10 @@ fn intervals() {
         Ok(json!(-31_557_600_000_000.0))
     );
     assert_eq!(
-        render(m, &Value::IntervalDs(-1_500_000_999), P),
+        render(m, &Value::IntervalDs((-1_500_000_999).into()), P),
         Ok(json!(-1_500_000.0))
     );
-    assert_eq!(render(m, &Value::IntervalDs(0), P), Ok(json!(0.0)));
+    assert_eq!(render(m, &Value::IntervalDs(0.into()), P), Ok(json!(0.0)));
     for (months, text) in [
         (0, "P0M"),
         (3, "P3M"),
@@ -470,7 +470,7 @@ fn any_value() -> impl Strategy<Value = Value> {
             .prop_map(|(d, o)| Value::TimestampTz(d, TimeZone::Offset(o))),
         datetime.prop_map(Value::TimestampLtz),
         any::<i64>().prop_map(Value::IntervalYm),
-        any::<i64>().prop_map(|n| Value::IntervalDs(i128::from(n))),
+        any::<i64>().prop_map(|n| Value::IntervalDs(i128::from(n).into())),
         "[A-Za-z0-9+/]{18}".prop_map(Value::RowId),
         Just(Value::EmptyLob),
         Just(Value::Unavailable),

@@ -18,4 +18,4 @@ pub use change::{ChangeEvent, ChangeOp, CommittedTransaction, MinedRow, Operatio
 pub use error::{CdcClass, CdcCode, CdcError};
 pub use position::{ConId, ConXid, ObjectId, PositionError, RedoAddr, RedoThread, RsId, Scn, Xid};
 pub use table::{ColumnDef, ColumnType, KeySource, TableId, TableLayout};
-pub use value::{Decimal, OracleDateTime, TimeZone, Value};
+pub use value::{Decimal, IntervalNanos, OracleDateTime, TimeZone, Value};

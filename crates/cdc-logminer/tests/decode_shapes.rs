@@ -122,7 +122,7 @@ fn insert_of_every_type_as_logminer_writes_it() {
             (
                 "IDS",
                 Value::IntervalDs(
-                    (5 * 86_400 + 4 * 3600 + 3 * 60 + 2) * 1_000_000_000 + 123_456_000,
+                    ((5 * 86_400 + 4 * 3600 + 3 * 60 + 2) * 1_000_000_000 + 123_456_000).into(),
                 ),
             ),
             ("R", Value::Raw(vec![0xde, 0xad, 0xbe, 0xef, 0x00, 0xff])),

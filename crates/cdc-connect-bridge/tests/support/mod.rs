@@ -123,7 +123,9 @@ pub fn all_types_row(id: i64) -> Vec<ColumnValue> {
         ),
         Value::TimestampLtz(dt(2026, 3, 28, 20, 0, 0, 0)),
         Value::IntervalYm(12 * 12 + 3),
-        Value::IntervalDs((((5 * 24 + 4) * 60 + 3) * 60 + 2) * 1_000_000_000 + 123_456_000),
+        Value::IntervalDs(
+            ((((5 * 24 + 4) * 60 + 3) * 60 + 2) * 1_000_000_000 + 123_456_000).into(),
+        ),
         Value::RowId("AAAS5bAAEAAAACXAAA".into()),
         Value::Unavailable,
         Value::Text("do-not-publish".into()),

@@ -171,7 +171,7 @@ pub(super) fn temporal_value(ty: &ColumnType, name: &'static str, text: &str) ->
             .map(Value::IntervalYm)
             .map_err(ConvertError::Invalid),
         ColumnType::IntervalDs => temporal::parse_interval_ds(text)
-            .map(Value::IntervalDs)
+            .map(|nanos| Value::IntervalDs(nanos.into()))
             .map_err(ConvertError::Invalid),
         _ => invalid("not the function this type is written with"),
     }
@@ -651,47 +651,54 @@ fn unistr_part(f: &Function<'_>, out: &mut String, high: &mut Option<u16>) -> Re
 /// `\XXXX` is one UTF-16 code unit, `\\` a backslash, anything else itself; `''` is a quote.
 fn decode_unistr(q: &QuotedText<'_>, out: &mut String, high: &mut Option<u16>) -> Result<()> {
     let raw = q.raw();
+    // no quote at all in the text unless one is doubled: the plain parts are copied as they are
+    let doubled = q.has_doubled_quote();
     let b = raw.as_bytes();
     out.reserve(raw.len());
     let mut i = 0;
     let mut plain_start = 0;
-    while i < b.len() {
-        match b[i] {
-            b'\\' => {
-                if plain_start < i {
-                    finish_unistr(high.take())?;
-                    push_plain(&raw[plain_start..i], out);
-                }
-                if b.get(i + 1) == Some(&b'\\') {
-                    finish_unistr(high.take())?;
-                    out.push('\\');
-                    i += 2;
-                } else {
-                    let hex = raw
-                        .get(i + 1..i + 5)
-                        .ok_or(ConvertError::Invalid("a short UNISTR escape"))?;
-                    let mut unit = 0u16;
-                    for h in hex.bytes() {
-                        let d = hex_digit(h)
-                            .map_err(|_| ConvertError::Invalid("a bad UNISTR escape"))?;
-                        unit = unit << 4 | u16::from(d);
-                    }
-                    push_unit(unit, out, high)?;
-                    i += 5;
-                }
-                plain_start = i;
-            }
-            _ => i += 1,
+    // from escape to escape: a one-byte search over the plain text between them
+    while let Some(at) = b
+        .get(i..)
+        .and_then(|rest| rest.iter().position(|&c| c == b'\\'))
+    {
+        i += at;
+        if plain_start < i {
+            finish_unistr(high.take())?;
+            push_plain(&raw[plain_start..i], out, doubled);
         }
+        if b.get(i + 1) == Some(&b'\\') {
+            finish_unistr(high.take())?;
+            out.push('\\');
+            i += 2;
+        } else {
+            let hex = raw
+                .get(i + 1..i + 5)
+                .ok_or(ConvertError::Invalid("a short UNISTR escape"))?;
+            let mut unit = 0u16;
+            for h in hex.bytes() {
+                let d = hex_digit(h).map_err(|_| ConvertError::Invalid("a bad UNISTR escape"))?;
+                unit = unit << 4 | u16::from(d);
+            }
+            push_unit(unit, out, high)?;
+            i += 5;
+        }
+        plain_start = i;
     }
     if plain_start < b.len() {
         finish_unistr(high.take())?;
-        push_plain(&raw[plain_start..], out);
+        push_plain(&raw[plain_start..], out, doubled);
     }
     Ok(())
 }
 
-fn push_plain(raw: &str, out: &mut String) {
+/// A part of a quoted text without escapes, `''` collapsed (`doubled`: the text holds one).
+#[inline]
+fn push_plain(raw: &str, out: &mut String, doubled: bool) {
+    if !doubled {
+        out.push_str(raw);
+        return;
+    }
     // a quote inside the literal is doubled in the raw text; most parts hold none, and a
     // one-byte search is far cheaper than a substring search's set-up
     let mut rest = raw;

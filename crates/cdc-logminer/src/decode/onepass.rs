@@ -630,9 +630,11 @@ fn plain_function(s: &str, at: usize, ty: &ColumnType) -> Option<(Value, usize)>
 /// without its function-name scan and lookups. `None` for any other shape.
 #[inline]
 fn plain_interval(s: &str, at: usize, ty: &ColumnType) -> Option<(Value, usize)> {
-    let (name, function): (&'static str, &[u8]) = match ty {
-        ColumnType::IntervalYm => ("TO_YMINTERVAL", b"TO_YMINTERVAL('"),
-        _ => ("TO_DSINTERVAL", b"TO_DSINTERVAL('"),
+    let ym = matches!(ty, ColumnType::IntervalYm);
+    let function: &[u8] = if ym {
+        b"TO_YMINTERVAL('"
+    } else {
+        b"TO_DSINTERVAL('"
     };
     let b = s.as_bytes();
     if !DecodeTable::starts_with(b.get(at..)?, function) {
@@ -643,7 +645,13 @@ fn plain_interval(s: &str, at: usize, ty: &ColumnType) -> Option<(Value, usize)>
     if b.get(close + 1) != Some(&b')') {
         return None;
     }
-    let value = convert::temporal_value(ty, name, s.get(start..close)?).ok()?;
+    // what `convert::temporal_value` gives for the type and its function
+    let text = s.get(start..close)?;
+    let value = if ym {
+        Value::IntervalYm(temporal::parse_interval_ym(text).ok()?)
+    } else {
+        Value::IntervalDs(temporal::parse_interval_ds(text).ok()?.into())
+    };
     Some((value, close + 2))
 }
 

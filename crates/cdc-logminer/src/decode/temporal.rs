@@ -408,6 +408,15 @@ fn small_number(text: &str, max_len: usize) -> Result<i64> {
 
 /// `+YYYY-MM` → months.
 pub fn parse_interval_ym(text: &str) -> Result<i64> {
+    match interval_ym_canonical(text) {
+        Some(result) => result,
+        None => interval_ym_general(text),
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn interval_ym_general(text: &str) -> Result<i64> {
     let (negative, rest) = sign_and_rest(text);
     // a one-byte search: `split_once` sets up a pattern searcher for a one-byte needle
     let dash = rest
@@ -424,6 +433,33 @@ pub fn parse_interval_ym(text: &str) -> Result<i64> {
     Ok(if negative { -total } else { total })
 }
 
+/// The form LogMiner writes, `[+-]Y{1,9}-M{1,2}` with nothing around it, read in one pass.
+/// `None` for any other text: [`parse_interval_ym`]'s general path decides then (it reads
+/// this form identically).
+#[inline]
+fn interval_ym_canonical(text: &str) -> Option<Result<i64>> {
+    let b = text.as_bytes();
+    let (negative, mut i) = match b.first()? {
+        b'-' => (true, 1),
+        b'+' => (false, 1),
+        _ => (false, 0),
+    };
+    let years = digits_at(b, &mut i, 9)?;
+    if b.get(i) != Some(&b'-') {
+        return None;
+    }
+    i += 1;
+    let months = digits_at(b, &mut i, 2)?;
+    if i != b.len() {
+        return None;
+    }
+    if months > 11 {
+        return Some(Err("months out of range"));
+    }
+    let total = i64::from(years) * 12 + i64::from(months);
+    Some(Ok(if negative { -total } else { total }))
+}
+
 /// `+DDDDD HH:MI:SS[.F{0,9}]` → nanoseconds.
 pub fn parse_interval_ds(text: &str) -> Result<i128> {
     match interval_ds_canonical(text) {
@@ -432,6 +468,8 @@ pub fn parse_interval_ds(text: &str) -> Result<i128> {
     }
 }
 
+#[cold]
+#[inline(never)]
 fn interval_ds_general(text: &str) -> Result<i128> {
     let (negative, rest) = sign_and_rest(text);
     let (days, time) = rest
@@ -471,71 +509,103 @@ fn interval_ds_general(text: &str) -> Result<i128> {
     Ok(if negative { -total } else { total })
 }
 
-/// A run of 1 to `max` ASCII digits at `at`: its value and length; `None` for no digit or
-/// more than `max`.
-#[inline]
-fn digit_run(b: &[u8], at: usize, max: usize) -> Option<(i64, usize)> {
-    let mut value = 0i64;
-    let mut n = 0;
-    while let Some(&d) = b.get(at + n) {
-        if !d.is_ascii_digit() {
+/// A run of 1 to `max` (at most 9) ASCII digits at `*i`, which moves past the run: its
+/// value; `None` for no digit or more than `max`.
+#[inline(always)]
+fn digits_at(b: &[u8], i: &mut usize, max: usize) -> Option<u32> {
+    let start = *i;
+    let mut value = 0u32;
+    while let Some(&c) = b.get(*i) {
+        let d = c.wrapping_sub(b'0');
+        if d > 9 {
             break;
         }
-        if n == max {
-            return None;
-        }
-        value = value * 10 + i64::from(d - b'0');
-        n += 1;
+        // a longer run than `max` wraps here, and is refused below
+        value = value.wrapping_mul(10).wrapping_add(u32::from(d));
+        *i += 1;
     }
-    (n > 0).then_some((value, n))
+    let n = *i - start;
+    (n != 0 && n <= max).then_some(value)
+}
+
+/// `HH:MM:SS` at `*i`, two digits to each field (as LogMiner writes them), which moves past
+/// it: the three fields; `None` for any other text there.
+#[inline(always)]
+fn fixed_hms(b: &[u8], i: &mut usize) -> Option<[u32; 3]> {
+    let w: &[u8; 8] = b.get(*i..*i + 8)?.try_into().ok()?;
+    let d = |k: usize| u32::from(w[k].wrapping_sub(b'0'));
+    if w[2] != b':' || w[5] != b':' || d(0).max(d(1)).max(d(3)).max(d(4)).max(d(6)).max(d(7)) > 9 {
+        return None;
+    }
+    *i += 8;
+    Some([d(0) * 10 + d(1), d(3) * 10 + d(4), d(6) * 10 + d(7)])
 }
 
 /// The form LogMiner writes, `[+-]D{1,9} H{1,2}:M{1,2}:S{1,2}[.F{0,9}]` with nothing around
 /// it, read in one pass. `None` for any other text: [`parse_interval_ds`]'s general path
 /// decides then (it reads this form identically).
+#[inline]
 fn interval_ds_canonical(text: &str) -> Option<Result<i128>> {
+    /// Nanoseconds per unit of a fraction's last digit, by the number of digits less one.
+    const SCALE: [u64; 9] = [
+        100_000_000,
+        10_000_000,
+        1_000_000,
+        100_000,
+        10_000,
+        1_000,
+        100,
+        10,
+        1,
+    ];
     let b = text.as_bytes();
     let (negative, mut i) = match b.first()? {
         b'-' => (true, 1),
         b'+' => (false, 1),
         _ => (false, 0),
     };
-    let (days, n) = digit_run(b, i, 9)?;
-    i += n;
+    let days = digits_at(b, &mut i, 9)?;
     if b.get(i) != Some(&b' ') {
         return None;
     }
-    let mut fields = [0i64; 3];
-    for (k, field) in fields.iter_mut().enumerate() {
-        i += 1;
-        let (v, n) = digit_run(b, i, 2)?;
-        *field = v;
-        i += n;
-        if k < 2 && b.get(i) != Some(&b':') {
-            return None;
-        }
-    }
-    let mut nanos: i128 = 0;
-    if i < b.len() {
-        if b[i] != b'.' {
-            return None;
-        }
-        i += 1;
-        let digits = b.len() - i;
-        if digits > 0 {
-            let (f, n) = digit_run(b, i, 9)?;
-            if n != digits {
+    i += 1;
+    let [h, m, s] = match fixed_hms(b, &mut i) {
+        Some(hms) => hms,
+        None => {
+            let h = digits_at(b, &mut i, 2)?;
+            if b.get(i) != Some(&b':') {
                 return None;
             }
-            nanos = i128::from(f) * 10i128.pow(9 - n as u32);
+            i += 1;
+            let m = digits_at(b, &mut i, 2)?;
+            if b.get(i) != Some(&b':') {
+                return None;
+            }
+            i += 1;
+            [h, m, digits_at(b, &mut i, 2)?]
+        }
+    };
+    let mut nanos = 0u64;
+    if i < b.len() {
+        if b.get(i) != Some(&b'.') {
+            return None;
+        }
+        i += 1;
+        let start = i;
+        if i < b.len() {
+            let f = digits_at(b, &mut i, 9)?;
+            if i != b.len() {
+                return None;
+            }
+            nanos = u64::from(f) * SCALE.get((i - start).wrapping_sub(1)).copied()?;
         }
     }
-    let [h, m, s] = fields;
     if h > 23 || m > 59 || s > 59 {
         return Some(Err("interval field out of range"));
     }
-    let secs = i128::from(days) * 86_400 + i128::from(h * 3600 + m * 60 + s);
-    let total = secs * 1_000_000_000 + nanos;
+    // at most 999 999 999 days: the seconds fit 64 bits, the nanoseconds do not
+    let secs = u64::from(days) * 86_400 + u64::from(h * 3600 + m * 60 + s);
+    let total = i128::from(secs) * 1_000_000_000 + i128::from(nanos);
     Some(Ok(if negative { -total } else { total }))
 }
 
@@ -758,6 +828,41 @@ mod tests {
     }
 
     #[test]
+    fn canonical_interval_ym_agrees_with_the_general_path() {
+        for text in [
+            "+0012-03",
+            "-0001-11",
+            "+0001-12",
+            "12-3",
+            "-0-0",
+            "+123456789-11",
+            "+1234567890-01",
+            "+1-123",
+            "+1-",
+            "+-1",
+            "+1--1",
+            "+1-1-1",
+            "+1 -1",
+            " +1-1",
+            "+1-1 ",
+            "++1-1",
+            "+1.5-1",
+            "-",
+            "",
+            "+99999999999999999999-1",
+        ] {
+            if let Some(fast) = interval_ym_canonical(text) {
+                assert_eq!(fast, interval_ym_general(text), "{text:?}");
+            }
+            assert_eq!(
+                parse_interval_ym(text),
+                interval_ym_general(text),
+                "{text:?}"
+            );
+        }
+    }
+
+    #[test]
     fn canonical_interval_ds_agrees_with_the_general_path() {
         for text in [
             "+00005 04:03:02.123456",
@@ -781,6 +886,18 @@ mod tests {
             "-",
             "",
             "+1 00:00:00..5",
+            "+1 00:00:00.",
+            "+99999999999999999999 00:00:00",
+            "+1 00:00:00.99999999999999999999",
+            "-999999999 23:59:59.999999999",
+            "+1 00:00:000",
+            "+1 0:00:00.5",
+            "+1 00:0:00",
+            "+1 00:00:0",
+            "+1 00:00:0.5",
+            "+1 00:00:00:",
+            "+1 0a:00:00",
+            "+1 00-00:00",
         ] {
             if let Some(fast) = interval_ds_canonical(text) {
                 assert_eq!(fast, interval_ds_general(text), "{text:?}");

@@ -330,7 +330,7 @@ fn write_literal(out: &mut String, col: &ColumnDef, value: &Value) {
                 out,
                 "TO_DSINTERVAL('{}')",
                 interval_ds_text(
-                    *n,
+                    n.get(),
                     col.precision.unwrap_or(2),
                     col.scale.map(|s| s.max(0) as u16).unwrap_or(6)
                 )
@@ -400,8 +400,9 @@ pub fn stored_bytes(ty: &ColumnType, value: &Value) -> Vec<u8> {
             out
         }
         Value::IntervalDs(n) => {
-            let secs = (*n / 1_000_000_000) as i64;
-            let frac = (*n % 1_000_000_000) as i64;
+            let n = n.get();
+            let secs = (n / 1_000_000_000) as i64;
+            let frac = (n % 1_000_000_000) as i64;
             let days = secs / 86_400;
             let rem = secs % 86_400;
             let mut out = ((days + 0x8000_0000) as u32).to_be_bytes().to_vec();
@@ -815,7 +816,7 @@ mod tests {
         let ds = ColumnDef::new("C", 1, ColumnType::IntervalDs).with_precision(Some(5), Some(6));
         let nanos = ((5 * 86_400 + 4 * 3600 + 3 * 60 + 2) as i128) * 1_000_000_000 + 123_456_000;
         assert_eq!(
-            literal(&ds, &Value::IntervalDs(nanos)),
+            literal(&ds, &Value::IntervalDs(nanos.into())),
             "TO_DSINTERVAL('+00005 04:03:02.123456')"
         );
         assert_eq!(

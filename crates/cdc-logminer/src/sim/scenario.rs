@@ -556,9 +556,11 @@ pub fn json_value(col: &ColumnDef, v: &serde_json::Value) -> Result<Value, SimEr
             J::Number(n) => n.as_i64().ok_or_else(|| bad(col, v, "months"))?,
             _ => parse_ym(&text).ok_or_else(|| bad(col, v, "[+-]Y-MM"))?,
         }),
-        ColumnType::IntervalDs => {
-            Value::IntervalDs(parse_ds(&text).ok_or_else(|| bad(col, v, "[+-]D HH:MI:SS.F"))?)
-        }
+        ColumnType::IntervalDs => Value::IntervalDs(
+            parse_ds(&text)
+                .ok_or_else(|| bad(col, v, "[+-]D HH:MI:SS.F"))?
+                .into(),
+        ),
         ColumnType::Raw | ColumnType::Blob | ColumnType::LongRaw => {
             if text.len() % 2 != 0 {
                 return Err(bad(col, v, "hex"));

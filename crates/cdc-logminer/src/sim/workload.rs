@@ -699,7 +699,7 @@ impl RandomWorkload {
                 let unit = 10i128.pow(9 - scale);
                 let n = (r.below(u64::MAX >> 1) as i128) % (days * 86_400 * 1_000_000_000);
                 let n = n - n.rem_euclid(unit);
-                Value::IntervalDs(if r.chance(0.2) { -n } else { n })
+                Value::IntervalDs(if r.chance(0.2) { -n } else { n }.into())
             }
             _ => Value::Null,
         }
