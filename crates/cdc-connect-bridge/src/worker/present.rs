@@ -170,9 +170,10 @@ impl PresentRecords {
             let mut floor_reached =
                 self.read_range(topic, partition, start, None, &mut found, started)?;
             let mut span = FIRST_READ;
-            // the crashed task sent at most `remaining` records past the offset to any one
-            // partition: reading further back finds nothing it needs
-            let most = i64::try_from(self.remaining).unwrap_or(i64::MAX);
+            // the crashed task sent at most `remaining` changes past the offset that are not
+            // checked yet, each at most three Kafka records (a key change: delete, tombstone,
+            // create): reading further back finds nothing it needs
+            let most = i64::try_from(self.remaining.saturating_mul(3)).unwrap_or(i64::MAX);
             while !floor_reached && start > low && high - start < most {
                 span = span.saturating_mul(2);
                 let end = start;
