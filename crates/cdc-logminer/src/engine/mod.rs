@@ -1507,9 +1507,10 @@ struct ReadStep {
     cut: bool,
 }
 
-/// A step's rows in redo order, in chunks of [`PIPELINE_CHUNK_ROWS`]: a step of any size is
-/// read without moving the rows already read (a growing vector copies each row about twice),
-/// and its chunks are what a pipelined step decodes.
+/// A step's rows in redo order, in chunks that double from [`FIRST_CHUNK_ROWS`] up to
+/// [`PIPELINE_CHUNK_ROWS`]: a step of any size is read without moving the rows already read
+/// (a growing vector copies each row about twice), a step of a few rows stays small, and the
+/// chunks are what a pipelined step decodes.
 #[derive(Default)]
 struct StepRows {
     chunks: Vec<Vec<MinedRow>>,
@@ -1519,14 +1520,12 @@ struct StepRows {
 impl StepRows {
     fn push(&mut self, row: MinedRow) {
         match self.chunks.last_mut() {
-            Some(chunk) if chunk.len() < PIPELINE_CHUNK_ROWS => chunk.push(row),
-            _ => {
-                // the first chunk grows as rows come, so a step of a few rows stays small
-                let mut chunk = if self.chunks.is_empty() {
-                    Vec::new()
-                } else {
-                    Vec::with_capacity(PIPELINE_CHUNK_ROWS)
-                };
+            Some(chunk) if chunk.len() < chunk.capacity() => chunk.push(row),
+            last => {
+                let rows = last.map_or(FIRST_CHUNK_ROWS, |chunk| {
+                    (chunk.capacity() * 2).clamp(FIRST_CHUNK_ROWS, PIPELINE_CHUNK_ROWS)
+                });
+                let mut chunk = Vec::with_capacity(rows);
                 chunk.push(row);
                 self.chunks.push(chunk);
             }
@@ -1565,6 +1564,10 @@ const PIPELINE_MIN_ROWS: usize = 2 * PIPELINE_CHUNK_ROWS;
 /// millisecond or more of decoding), and that a pool of decode threads still shares it
 /// ([`crate::decode::PARALLEL_MIN_ROWS`]).
 const PIPELINE_CHUNK_ROWS: usize = 512;
+
+/// Rows of a step's first chunk; each later chunk holds twice as many, up to
+/// [`PIPELINE_CHUNK_ROWS`].
+const FIRST_CHUNK_ROWS: usize = 16;
 
 /// Decoded chunks waiting to be applied, at most: bounds the memory the decode thread runs
 /// ahead with.
