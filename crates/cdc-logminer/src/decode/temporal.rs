@@ -829,6 +829,9 @@ mod tests {
 
     #[test]
     fn canonical_interval_ym_agrees_with_the_general_path() {
+        // LogMiner's own form takes the fast path
+        assert!(interval_ym_canonical("+000000012-03").is_some());
+        assert!(interval_ym_canonical("-0001-11").is_some());
         for text in [
             "+0012-03",
             "-0001-11",
@@ -864,6 +867,9 @@ mod tests {
 
     #[test]
     fn canonical_interval_ds_agrees_with_the_general_path() {
+        // LogMiner's own form takes the fast path
+        assert!(interval_ds_canonical("+00005 04:03:02.123456").is_some());
+        assert!(interval_ds_canonical("-000000000 00:00:01").is_some());
         for text in [
             "+00005 04:03:02.123456",
             "-00000 00:00:01",
