@@ -270,11 +270,12 @@ impl RecordBuilder {
                 },
             ))
         };
-        let record = |key: &Option<Vec<u8>>, value: Option<Vec<u8>>| KafkaRecord {
+        // the headers go on after: the last record takes them, the others a copy
+        let record = |key: Option<Vec<u8>>, value: Option<Vec<u8>>| KafkaRecord {
             topic: Arc::clone(&format.topic),
-            key: key.clone(),
+            key,
             value,
-            headers: headers.clone(),
+            headers: Vec::new(),
             position: Arc::clone(position),
             commits_offset: false,
         };
@@ -284,15 +285,17 @@ impl RecordBuilder {
             ChangeOp::Insert => {
                 let key = format.key_payload(row.after.as_deref(), row_id, scn, placeholder)?;
                 let after = image(row.after.as_ref())?;
-                out.push(record(&key_bytes(&key), value_bytes(&None, &after, "c")));
+                out.push(record(key_bytes(&key), value_bytes(&None, &after, "c")));
             }
             ChangeOp::Delete => {
                 let key = format.key_payload(row.before.as_deref(), row_id, scn, placeholder)?;
                 let before = image(row.before.as_ref())?;
                 let key = key_bytes(&key);
-                out.push(record(&key, value_bytes(&before, &None, "d")));
                 if tombstones {
-                    out.push(record(&key, None));
+                    out.push(record(key.clone(), value_bytes(&before, &None, "d")));
+                    out.push(record(key, None));
+                } else {
+                    out.push(record(key, value_bytes(&before, &None, "d")));
                 }
             }
             ChangeOp::Update => {
@@ -313,25 +316,31 @@ impl RecordBuilder {
                     // both under the change's event index
                     Some(old) if key_changed(&old, &after_key) => {
                         let old = key_bytes(&old);
-                        out.push(record(&old, value_bytes(&before, &None, "d")));
                         if tombstones {
-                            out.push(record(&old, None));
+                            out.push(record(old.clone(), value_bytes(&before, &None, "d")));
+                            out.push(record(old, None));
+                        } else {
+                            out.push(record(old, value_bytes(&before, &None, "d")));
                         }
                         out.push(record(
-                            &key_bytes(&after_key),
+                            key_bytes(&after_key),
                             value_bytes(&None, &after, "c"),
                         ));
                     }
                     _ => {
                         out.push(record(
-                            &key_bytes(&after_key),
+                            key_bytes(&after_key),
                             value_bytes(&before, &after, "u"),
                         ));
                     }
                 }
             }
         }
-        if let Some(last) = out.get_mut(start..).and_then(|r| r.last_mut()) {
+        if let Some((last, others)) = out.get_mut(start..).and_then(|r| r.split_last_mut()) {
+            for other in others {
+                other.headers = headers.clone();
+            }
+            last.headers = headers;
             last.commits_offset = true;
         }
         Ok(())

@@ -15,6 +15,8 @@
 
 use cdc_logminer::engine::ChangeRecord;
 
+use crate::{json, text};
+
 pub const SCN: &str = "cdc.scn";
 pub const COMMIT_SCN: &str = "cdc.commit_scn";
 pub const XID: &str = "cdc.xid";
@@ -31,11 +33,10 @@ pub struct Header {
 }
 
 impl Header {
-    fn text(name: &'static str, value: impl ToString) -> Header {
-        Header {
-            name,
-            value: value.to_string().into_bytes(),
-        }
+    fn number(name: &'static str, value: u64) -> Header {
+        let mut text = Vec::with_capacity(20);
+        json::push_u64(&mut text, value);
+        Header { name, value: text }
     }
 }
 
@@ -43,17 +44,25 @@ impl Header {
 /// over several Kafka transactions.
 pub fn change_headers(change: &ChangeRecord, split: bool) -> Vec<Header> {
     let mut headers = Vec::with_capacity(7);
-    headers.push(Header::text(SCN, change.event.scn.0));
-    headers.push(Header::text(COMMIT_SCN, change.commit.commit_scn.0));
-    headers.push(Header::text(XID, change.commit.con_xid));
-    headers.push(Header::text(EVENT_INDEX, change.event_index));
-    headers.push(Header::text(EVENT_COUNT, change.commit.event_count));
-    headers.push(Header::text(
+    headers.push(Header::number(SCN, change.event.scn.0));
+    headers.push(Header::number(COMMIT_SCN, change.commit.commit_scn.0));
+    let mut xid = Vec::with_capacity(32);
+    text::push_con_xid(&mut xid, change.commit.con_xid);
+    headers.push(Header {
+        name: XID,
+        value: xid,
+    });
+    headers.push(Header::number(EVENT_INDEX, change.event_index));
+    headers.push(Header::number(EVENT_COUNT, change.commit.event_count));
+    headers.push(Header::number(
         SCHEMA_VERSION,
-        change.event.change.schema_version,
+        u64::from(change.event.change.schema_version),
     ));
     if split {
-        headers.push(Header::text(SPLIT, true));
+        headers.push(Header {
+            name: SPLIT,
+            value: b"true".to_vec(),
+        });
     }
     headers
 }

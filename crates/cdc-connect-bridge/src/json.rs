@@ -15,12 +15,24 @@ const HEX: &[u8; 16] = b"0123456789abcdef";
 
 /// `s` as a JSON string, quoted and escaped as `serde_json` escapes: `"` and `\`, the control
 /// characters `\b \t \n \f \r` in their short form and the others as `\u00XX`; everything else,
-/// non-ASCII included, as it is.
+/// non-ASCII included, as it is. Eight bytes at a time are checked for anything to escape, so
+/// text without escapes is copied in one piece.
 pub fn push_str(out: &mut Vec<u8>, s: &str) {
     out.push(b'"');
     let bytes = s.as_bytes();
     let mut start = 0;
-    for (i, &b) in bytes.iter().enumerate() {
+    let mut i = 0;
+    while i < bytes.len() {
+        // the next eight bytes, or the last few padded with blanks (never escaped)
+        let rest = &bytes[i..];
+        let mut chunk = [b' '; 8];
+        let n = rest.len().min(8);
+        chunk[..n].copy_from_slice(&rest[..n]);
+        if !needs_escape(u64::from_le_bytes(chunk)) {
+            i += n;
+            continue;
+        }
+        let b = bytes[i];
         let escape: &[u8] = match b {
             b'"' => b"\\\"",
             b'\\' => b"\\\\",
@@ -30,7 +42,10 @@ pub fn push_str(out: &mut Vec<u8>, s: &str) {
             0x0c => b"\\f",
             b'\r' => b"\\r",
             0x00..=0x1f => &[],
-            _ => continue,
+            _ => {
+                i += 1;
+                continue;
+            }
         };
         out.extend_from_slice(&bytes[start..i]);
         if escape.is_empty() {
@@ -40,24 +55,52 @@ pub fn push_str(out: &mut Vec<u8>, s: &str) {
         } else {
             out.extend_from_slice(escape);
         }
-        start = i + 1;
+        i += 1;
+        start = i;
     }
     out.extend_from_slice(&bytes[start..]);
     out.push(b'"');
 }
 
-/// An unsigned integer in decimal.
+/// Whether one of the eight bytes of `chunk` is escaped in a JSON string: below `0x20`, `"` or
+/// `\`. A byte below `n` (`n` ≤ 128) is the only way `(b - n) & !b` gets its high bit without
+/// a borrow from a lower byte, and a borrow needs a lower byte below `n` too; so the test is
+/// exact for the word as a whole.
+fn needs_escape(chunk: u64) -> bool {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let any_below = |x: u64, n: u64| x.wrapping_sub(ONES * n) & !x & HIGH != 0;
+    any_below(chunk, 0x20)
+        || any_below(chunk ^ (ONES * u64::from(b'"')), 1)
+        || any_below(chunk ^ (ONES * u64::from(b'\\')), 1)
+}
+
+/// The two-digit decimal numbers `00` to `99`, one after another.
+const PAIRS: &[u8; 200] = b"\
+    0001020304050607080910111213141516171819\
+    2021222324252627282930313233343536373839\
+    4041424344454647484950515253545556575859\
+    6061626364656667686970717273747576777879\
+    8081828384858687888990919293949596979899";
+
+/// An unsigned integer in decimal, two digits at a time.
 pub fn push_u64(out: &mut Vec<u8>, n: u64) {
     let mut digits = [0u8; 20];
     let mut at = digits.len();
     let mut n = n;
-    loop {
+    while n >= 100 {
+        let pair = (n % 100) as usize * 2;
+        n /= 100;
+        at -= 2;
+        digits[at..at + 2].copy_from_slice(&PAIRS[pair..pair + 2]);
+    }
+    if n >= 10 {
+        let pair = n as usize * 2;
+        at -= 2;
+        digits[at..at + 2].copy_from_slice(&PAIRS[pair..pair + 2]);
+    } else {
         at -= 1;
-        digits[at] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
+        digits[at] = b'0' + n as u8;
     }
     out.extend_from_slice(&digits[at..]);
 }
@@ -150,7 +193,20 @@ mod tests {
 
     #[test]
     fn integers_at_their_limits() {
-        for n in [0, 1, 9, 10, 99, 100, u64::MAX, u64::MAX / 10] {
+        for n in [
+            0,
+            1,
+            9,
+            10,
+            11,
+            99,
+            100,
+            101,
+            999,
+            1000,
+            u64::MAX,
+            u64::MAX / 10,
+        ] {
             assert_eq!(text(|o| push_u64(o, n)), n.to_string());
         }
         for n in [0, -1, -10, i64::MIN, i64::MAX, i64::MIN + 1] {
@@ -171,6 +227,20 @@ mod tests {
         #[test]
         fn any_string_escapes_as_serde_json_does(s in any::<String>()) {
             prop_assert_eq!(text(|o| push_str(o, &s)), Json::from(s.clone()).to_string());
+        }
+
+        #[test]
+        fn text_dense_with_escapes_escapes_as_serde_json_does(
+            s in "[a-z\"\\\\\u{0}-\u{1f}é😀 ]{0,40}"
+        ) {
+            prop_assert_eq!(text(|o| push_str(o, &s)), Json::from(s.clone()).to_string());
+        }
+
+        #[test]
+        fn any_integer_writes_as_display_does(n in any::<u64>(), i in any::<i64>()) {
+            prop_assert_eq!(text(|o| push_u64(o, n)), n.to_string());
+            prop_assert_eq!(text(|o| push_u64(o, n % 100_000)), (n % 100_000).to_string());
+            prop_assert_eq!(text(|o| push_i64(o, i)), i.to_string());
         }
 
         #[test]

@@ -41,6 +41,7 @@ pub mod readback;
 pub mod rest;
 pub mod settings;
 pub mod side;
+pub mod text;
 pub mod topic;
 pub mod types;
 pub mod value;

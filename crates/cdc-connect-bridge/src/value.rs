@@ -25,6 +25,7 @@ use crate::key::KeyPlan;
 use crate::names::{adjust_name, adjust_schema_name};
 use crate::order::EventOrder;
 use crate::settings::RecordSettings;
+use crate::text;
 use crate::topic::table_topic;
 use crate::types::{FieldKind, field_kind, render, write_rendered};
 
@@ -435,10 +436,17 @@ pub fn write_source(
     commit: &CommitInfo,
     change: &ChangeRecord,
 ) {
-    fn text(out: &mut Vec<u8>, key: &str, value: Option<&str>) {
+    fn string(out: &mut Vec<u8>, key: &str, value: Option<&str>) {
         json::push_key(out, key);
         json::push_opt_str(out, value);
         out.push(b',');
+    }
+    /// A text form that needs no escaping (digits, dots, `x`, blanks), between quotes.
+    fn quoted(out: &mut Vec<u8>, key: &str, write: impl FnOnce(&mut Vec<u8>)) {
+        json::push_key(out, key);
+        out.push(b'"');
+        write(out);
+        out.extend_from_slice(b"\",");
     }
     fn number(out: &mut Vec<u8>, key: &str, value: i64) {
         json::push_key(out, key);
@@ -449,33 +457,38 @@ pub fn write_source(
     let (ts_ms, _, _) = commit_times(commit.commit_time.as_ref());
     let pdb = commit.pdb.as_deref().or(table.pdb.as_deref());
     out.push(b'{');
-    text(out, "version", Some(&settings.connector_version));
-    text(out, "connector", Some(CONNECTOR));
-    text(out, "name", Some(&settings.server));
+    string(out, "version", Some(&settings.connector_version));
+    string(out, "connector", Some(CONNECTOR));
+    string(out, "name", Some(&settings.server));
     number(out, "ts_ms", ts_ms);
-    text(out, "snapshot", Some("false"));
-    text(out, "db", Some(pdb.unwrap_or(&settings.database)));
-    text(out, "sequence", None);
-    text(out, "schema", Some(&table.owner));
-    text(out, "table", Some(&table.table));
-    text(out, "txId", Some(&commit.con_xid.xid.to_string()));
-    text(out, "scn", Some(&change.event.scn.to_string()));
-    text(out, "commit_scn", Some(&commit.commit_scn.to_string()));
-    text(out, "rs_id", Some(&change.event.addr.rs_id().to_string()));
+    string(out, "snapshot", Some("false"));
+    string(out, "db", Some(pdb.unwrap_or(&settings.database)));
+    string(out, "sequence", None);
+    string(out, "schema", Some(&table.owner));
+    string(out, "table", Some(&table.table));
+    quoted(out, "txId", |o| text::push_xid(o, commit.con_xid.xid));
+    quoted(out, "scn", |o| json::push_u64(o, change.event.scn.0));
+    quoted(out, "commit_scn", |o| {
+        json::push_u64(o, commit.commit_scn.0)
+    });
+    quoted(out, "rs_id", |o| {
+        text::push_rs_id(o, change.event.addr.rs_id())
+    });
     json::push_key(out, "ssn");
     json::push_u64(out, change.event.addr.ssn());
     out.push(b',');
     number(out, "redo_thread", i64::from(commit.thread.0));
-    text(out, "user_name", commit.username.as_deref());
-    text(out, "row_id", change.event.change.row_id.as_deref());
-    text(out, "pdb", pdb);
+    string(out, "user_name", commit.username.as_deref());
+    string(out, "row_id", change.event.change.row_id.as_deref());
+    string(out, "pdb", pdb);
     out.extend_from_slice(b"\"reselect\":null}");
 }
 
 /// Appends the `transaction` block.
 pub fn write_transaction(out: &mut Vec<u8>, commit: &CommitInfo, order: EventOrder) {
-    out.extend_from_slice(b"{\"id\":");
-    json::push_str(out, &commit.con_xid.to_string());
+    out.extend_from_slice(b"{\"id\":\"");
+    text::push_con_xid(out, commit.con_xid);
+    out.push(b'"');
     out.extend_from_slice(b",\"total_order\":");
     json::push_u64(out, order.total_order);
     out.extend_from_slice(b",\"data_collection_order\":");
