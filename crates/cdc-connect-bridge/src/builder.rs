@@ -85,6 +85,10 @@ pub struct RecordContext {
 pub struct RecordBuilder {
     settings: RecordSettings,
     tables: HashMap<(TableId, u32), Arc<TableFormat>>,
+    /// The same formats by the address of the layout they were asked for, the lookup of
+    /// nearly every record. Each entry holds that layout, so its address is not reused while
+    /// the entry is here.
+    by_layout: HashMap<usize, (Arc<TableLayout>, Arc<TableFormat>)>,
     topics: TopicOwners,
     schema_names: HashMap<String, TableId>,
     order: TransactionOrder,
@@ -96,6 +100,7 @@ impl RecordBuilder {
         RecordBuilder {
             settings,
             tables: HashMap::new(),
+            by_layout: HashMap::new(),
             topics: TopicOwners::default(),
             schema_names: HashMap::new(),
             order: TransactionOrder::new(),
@@ -186,6 +191,21 @@ impl RecordBuilder {
 
     /// The prepared format of a table version (prepared on first use).
     pub fn format(&mut self, layout: &Arc<TableLayout>) -> Result<Arc<TableFormat>, BridgeError> {
+        let address = Arc::as_ptr(layout) as usize;
+        if let Some((_, format)) = self.by_layout.get(&address) {
+            return Ok(Arc::clone(format));
+        }
+        let format = self.format_of(layout)?;
+        if self.by_layout.len() >= 2 * self.tables.len() + 64 {
+            // layouts handed over again as new copies (a reconnect): forget the old addresses
+            self.by_layout.clear();
+        }
+        self.by_layout
+            .insert(address, (Arc::clone(layout), Arc::clone(&format)));
+        Ok(format)
+    }
+
+    fn format_of(&mut self, layout: &Arc<TableLayout>) -> Result<Arc<TableFormat>, BridgeError> {
         let id = (layout.table.clone(), layout.version);
         if let Some(format) = self.tables.get(&id)
             && (Arc::ptr_eq(&format.layout, layout) || *format.layout == **layout)

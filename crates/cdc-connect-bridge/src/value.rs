@@ -436,20 +436,27 @@ pub fn write_source(
     commit: &CommitInfo,
     change: &ChangeRecord,
 ) {
-    fn string(out: &mut Vec<u8>, key: &str, value: Option<&str>) {
-        json::push_key(out, key);
+    /// `"name":` for the block's own field names, which need no escaping.
+    fn key(out: &mut Vec<u8>, name: &str) {
+        debug_assert!(name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_'));
+        out.push(b'"');
+        out.extend_from_slice(name.as_bytes());
+        out.extend_from_slice(b"\":");
+    }
+    fn string(out: &mut Vec<u8>, name: &str, value: Option<&str>) {
+        key(out, name);
         json::push_opt_str(out, value);
         out.push(b',');
     }
     /// A text form that needs no escaping (digits, dots, `x`, blanks), between quotes.
-    fn quoted(out: &mut Vec<u8>, key: &str, write: impl FnOnce(&mut Vec<u8>)) {
-        json::push_key(out, key);
+    fn quoted(out: &mut Vec<u8>, name: &str, write: impl FnOnce(&mut Vec<u8>)) {
+        key(out, name);
         out.push(b'"');
         write(out);
         out.extend_from_slice(b"\",");
     }
-    fn number(out: &mut Vec<u8>, key: &str, value: i64) {
-        json::push_key(out, key);
+    fn number(out: &mut Vec<u8>, name: &str, value: i64) {
+        key(out, name);
         json::push_i64(out, value);
         out.push(b',');
     }
@@ -474,7 +481,7 @@ pub fn write_source(
     quoted(out, "rs_id", |o| {
         text::push_rs_id(o, change.event.addr.rs_id())
     });
-    json::push_key(out, "ssn");
+    key(out, "ssn");
     json::push_u64(out, change.event.addr.ssn());
     out.push(b',');
     number(out, "redo_thread", i64::from(commit.thread.0));

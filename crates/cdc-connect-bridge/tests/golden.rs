@@ -324,3 +324,30 @@ fn ops_heartbeat_and_dlq_records() {
     golden("side_records.payload.txt", &side_records("false"));
     golden("side_records.schemas.txt", &side_records("true"));
 }
+
+/// A layout handed over again as a new copy (after a reconnect) gets the format of its table
+/// version; a new version gets its own, and a copy dropped and made again never finds another
+/// table's format at its address.
+#[test]
+fn formats_follow_the_table_version_not_the_copy() {
+    let mut builder = RecordBuilder::new(settings(&[]));
+    let first = orders_layout();
+    let format = builder.format(&first).unwrap();
+    let copy = Arc::new((*first).clone());
+    assert!(Arc::ptr_eq(&builder.format(&copy).unwrap(), &format));
+    let mut altered = (*first).clone();
+    altered.version = 2;
+    altered.columns.pop();
+    let altered = Arc::new(altered);
+    let next = builder.format(&altered).unwrap();
+    assert!(!Arc::ptr_eq(&next, &format));
+    assert_eq!(next.fields.len(), format.fields.len() - 1);
+    for round in 0..200 {
+        let table = all_types_layout(TableId::new("APP", format!("T{round}")));
+        let format = builder.format(&table).unwrap();
+        assert_eq!(format.layout.table, table.table);
+        drop(table);
+        let orders = Arc::new((*first).clone());
+        assert_eq!(builder.format(&orders).unwrap().layout.table, first.table);
+    }
+}
