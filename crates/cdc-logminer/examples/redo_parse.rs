@@ -10,20 +10,10 @@
 //! Reads JSON lines `{"sql_redo": "…", "operation_code": N}` on stdin and writes one JSON line
 //! per input line, in order; the format is described in `cdc_logminer::decode::inspect`.
 
-use std::io::{self, BufRead, BufWriter, Write};
+use std::io;
 
-use cdc_logminer::decode::inspect::inspect_line;
+use cdc_logminer::decode::inspect::inspect_lines;
 
 fn main() -> io::Result<()> {
-    let stdin = io::stdin();
-    let stdout = io::stdout();
-    let mut out = BufWriter::new(stdout.lock());
-    for line in stdin.lock().lines() {
-        let line = line?;
-        serde_json::to_writer(&mut out, &inspect_line(line.trim_end_matches('\r')))?;
-        out.write_all(b"\n")?;
-        // an operator may pipe rows one at a time and wait for each answer
-        out.flush()?;
-    }
-    Ok(())
+    inspect_lines(io::stdin().lock(), io::stdout().lock())
 }

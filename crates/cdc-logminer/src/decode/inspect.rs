@@ -11,7 +11,10 @@
 //! Values are the raw literals: a string for a quoted literal (`''` collapsed, padding kept),
 //! `null` for NULL / IS NULL, the text of an unquoted number as a string,
 //! `{"fn": NAME, "args": [...]}` for a function call, `{"concat": [...]}` for `||`, and
-//! `{"unsupported": true}` for `Unsupported Type`. A rejected line gives `{"error": "…"}`.
+//! `{"unsupported": true}` for `Unsupported Type`. A rejected line (one that is not UTF-8
+//! included) gives `{"error": "…"}`, and the lines after it are still answered.
+
+use std::io::{self, BufRead, Write};
 
 use serde_json::{Map, Value as Json};
 
@@ -19,16 +22,38 @@ use cdc_core::change::Operation;
 
 use super::parse::{Item, Literal, StatementKind, parse_statement};
 
+/// Answers every line of `input` with one line on `out`, in order, flushing after each (an
+/// operator may pipe rows one at a time and wait for each answer). A line that is not UTF-8 is
+/// rejected like any other bad line rather than ending the stream: the lines after it still
+/// get their answers. Only an I/O error stops it.
+pub fn inspect_lines(mut input: impl BufRead, mut out: impl Write) -> io::Result<()> {
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        if input.read_until(b'\n', &mut line)? == 0 {
+            return Ok(());
+        }
+        let text = line.strip_suffix(b"\n").unwrap_or(&line);
+        let text = text.strip_suffix(b"\r").unwrap_or(text);
+        let answer = match std::str::from_utf8(text) {
+            Ok(text) => inspect_line(text),
+            Err(_) => error_line("not a JSON object: the line is not UTF-8".into()),
+        };
+        serde_json::to_writer(&mut out, &answer)?;
+        out.write_all(b"\n")?;
+        out.flush()?;
+    }
+}
+
 /// Renders one input line as its output line (a JSON object).
 pub fn inspect_line(line: &str) -> Json {
-    match inspect(line) {
-        Ok(json) => json,
-        Err(message) => {
-            let mut out = Map::new();
-            out.insert("error".into(), Json::String(message));
-            Json::Object(out)
-        }
-    }
+    inspect(line).unwrap_or_else(error_line)
+}
+
+fn error_line(message: String) -> Json {
+    let mut out = Map::new();
+    out.insert("error".into(), Json::String(message));
+    Json::Object(out)
 }
 
 fn inspect(line: &str) -> Result<Json, String> {
@@ -181,5 +206,26 @@ mod tests {
                 .starts_with(r#"{"error":"#)
         );
         assert!(inspect_line("").to_string().starts_with(r#"{"error":"#));
+    }
+
+    /// One answer per input line, in order, even when a line is not UTF-8 (a DLQ row pasted
+    /// from a terminal in another encoding): the bad line is rejected, the stream goes on.
+    #[test]
+    fn every_line_is_answered_even_after_one_that_is_not_utf8() {
+        let delete = br#"{"sql_redo": "delete from \"O\".\"T\"", "operation_code": 2}"#;
+        let mut input = Vec::new();
+        input.extend_from_slice(delete);
+        input.extend_from_slice(b"\r\n{\"sql_redo\": \"\xff\xfe\"}\n\n");
+        input.extend_from_slice(delete);
+        let mut out = Vec::new();
+        inspect_lines(&input[..], &mut out).unwrap();
+        let out = String::from_utf8(out).unwrap();
+        let lines: Vec<&str> = out.lines().collect();
+        assert_eq!(lines.len(), 4, "{out}");
+        let ok = r#"{"table":"O.T","op":"d","before":{},"after":null}"#;
+        assert_eq!(lines[0], ok);
+        assert!(lines[1].contains("not UTF-8"), "{}", lines[1]);
+        assert!(lines[2].starts_with(r#"{"error":"#), "{}", lines[2]);
+        assert_eq!(lines[3], ok);
     }
 }

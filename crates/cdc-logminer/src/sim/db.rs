@@ -2300,7 +2300,6 @@ impl SimDatabase {
     }
 }
 
-/// Oracle stores `''` as NULL and pads CHAR/NCHAR to their length.
 /// The values a LOB row's select locates the row by: its non-LOB columns (NULL in the LOB
 /// places).
 fn locating_values(columns: &[cdc_core::ColumnDef], row: &[Value]) -> Vec<Value> {
@@ -2423,6 +2422,7 @@ fn apply_lob_call(
     })
 }
 
+/// Oracle stores `''` as NULL and pads CHAR/NCHAR to their length.
 fn normalise(col: &cdc_core::ColumnDef, v: Value) -> Value {
     match v {
         Value::Text(s) if s.is_empty() => Value::Null,

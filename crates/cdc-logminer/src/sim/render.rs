@@ -1,7 +1,9 @@
-//! SQL_REDO as LogMiner renders it, under the NLS settings the engine sets
-//! (`YYYY-MM-DD HH24:MI:SS`, `… .FF9`, `… .FF9 TZH:TZM`, numeric characters `.,`) and the
+//! SQL_REDO as LogMiner renders it, in the shapes the reference observed
+//! (`YYYY-MM-DD HH24:MI:SS`, `… .FF9`, `… .FF9 TZH:TZM`, numeric characters `.,`) and under the
 //! options NO_ROWID_IN_STMT + NO_SQL_DELIMITER (no ROWID predicate and no `;` on normal DML;
-//! the undo rows of a rollback still read `where ROWID = '…'`).
+//! the undo rows of a rollback still read `where ROWID = '…'`). The engine's own session sets
+//! the `SYYYY` forms, which differ only by the year's sign position (`' 2026-…'`); the decoder
+//! reads both.
 //!
 //! ```text
 //!   Value + ColumnDef --literal--------> 'a''b'  TO_DATE('…', 'YYYY-MM-DD HH24:MI:SS')  UNISTR('\00E9')

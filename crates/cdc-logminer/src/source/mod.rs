@@ -325,9 +325,9 @@ impl NlsSettings {
     /// The formats the engine sets at session start (and the only ones the decoder reads).
     pub fn engine() -> NlsSettings {
         NlsSettings {
-            date_format: "YYYY-MM-DD HH24:MI:SS".to_owned(),
-            timestamp_format: "YYYY-MM-DD HH24:MI:SS.FF9".to_owned(),
-            timestamp_tz_format: "YYYY-MM-DD HH24:MI:SS.FF9 TZH:TZM".to_owned(),
+            date_format: "SYYYY-MM-DD HH24:MI:SS".to_owned(),
+            timestamp_format: "SYYYY-MM-DD HH24:MI:SS.FF9".to_owned(),
+            timestamp_tz_format: "SYYYY-MM-DD HH24:MI:SS.FF9 TZH:TZM".to_owned(),
             numeric_characters: ".,".to_owned(),
         }
     }

@@ -15,12 +15,17 @@ use cdc_core::{ConId, ObjectId};
 
 use crate::source::{ORACLE_MAINTAINED_OWNERS, RedoBound};
 
-/// The NLS settings the decoder reads, set on every new connection.
-pub const NLS_SESSION: [&str; 4] = [
-    "ALTER SESSION SET NLS_DATE_FORMAT = 'YYYY-MM-DD HH24:MI:SS'",
-    "ALTER SESSION SET NLS_TIMESTAMP_FORMAT = 'YYYY-MM-DD HH24:MI:SS.FF9'",
-    "ALTER SESSION SET NLS_TIMESTAMP_TZ_FORMAT = 'YYYY-MM-DD HH24:MI:SS.FF9 TZH:TZM'",
+/// The NLS settings the decoder reads, set on every new connection (`docs/decoding.md`).
+/// `SYYYY` writes a sign position before the year, so a date before Christ keeps its `-`
+/// (under `YYYY` Oracle prints the bare year and it would read as a year after Christ). The
+/// session zone is UTC because a TIMESTAMP WITH LOCAL TIME ZONE literal carries no offset and
+/// is read as UTC.
+pub const NLS_SESSION: [&str; 5] = [
+    "ALTER SESSION SET NLS_DATE_FORMAT = 'SYYYY-MM-DD HH24:MI:SS'",
+    "ALTER SESSION SET NLS_TIMESTAMP_FORMAT = 'SYYYY-MM-DD HH24:MI:SS.FF9'",
+    "ALTER SESSION SET NLS_TIMESTAMP_TZ_FORMAT = 'SYYYY-MM-DD HH24:MI:SS.FF9 TZH:TZM'",
     "ALTER SESSION SET NLS_NUMERIC_CHARACTERS = '.,'",
+    "ALTER SESSION SET TIME_ZONE = '+00:00'",
 ];
 
 pub const NLS_READ: &str = "SELECT PARAMETER, VALUE FROM NLS_SESSION_PARAMETERS \
@@ -273,6 +278,7 @@ pub fn mining_query(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::source::NlsSettings;
     use cdc_core::{RedoAddr, RsId};
 
     fn count(text: &str, needle: &str) -> usize {
@@ -356,6 +362,42 @@ mod tests {
         assert_eq!(count(&q.text, "("), count(&q.text, ")"));
     }
 
+    /// The session writes the forms the decoder reads: dates with the year's sign position
+    /// (a date before Christ must not read as one after), and TIMESTAMP WITH LOCAL TIME ZONE
+    /// in UTC, which is how the decoder reads a literal without an offset
+    /// (`docs/decoding.md`, "Session NLS settings"; `reference/logminer-facts.md` §3 NLS).
+    #[test]
+    fn the_session_writes_what_the_decoder_reads() {
+        let set = |parameter: &str| {
+            NLS_SESSION.iter().find_map(|s| {
+                s.strip_prefix("ALTER SESSION SET ")
+                    .and_then(|s| s.strip_prefix(parameter))
+                    .and_then(|s| s.strip_prefix(" = '"))
+                    .and_then(|s| s.strip_suffix('\''))
+            })
+        };
+        let date = set("NLS_DATE_FORMAT").unwrap();
+        assert!(crate::decode::DATE_FORMATS.contains(&date), "{date}");
+        for format in [
+            date,
+            set("NLS_TIMESTAMP_FORMAT").unwrap(),
+            set("NLS_TIMESTAMP_TZ_FORMAT").unwrap(),
+        ] {
+            assert!(format.starts_with("SYYYY-MM-DD HH24:MI:SS"), "{format}");
+        }
+        assert_eq!(set("NLS_NUMERIC_CHARACTERS"), Some(".,"));
+        assert_eq!(set("TIME_ZONE"), Some("+00:00"));
+        assert_eq!(
+            NlsSettings::engine(),
+            NlsSettings {
+                date_format: date.to_owned(),
+                timestamp_format: set("NLS_TIMESTAMP_FORMAT").unwrap().to_owned(),
+                timestamp_tz_format: set("NLS_TIMESTAMP_TZ_FORMAT").unwrap().to_owned(),
+                numeric_characters: ".,".to_owned(),
+            }
+        );
+    }
+
     #[test]
     fn fixed_statements() {
         for s in [ADD_LOGFILE_NEW, ADD_LOGFILE_ADD, START_LOGMNR, END_LOGMNR] {
@@ -379,7 +421,7 @@ mod tests {
         assert!(ACTIVE_TRANSACTIONS.contains("GV$TRANSACTION"));
         assert!(SESSION_EXISTS.contains(":1") && SESSION_EXISTS.contains(":2"));
         for s in NLS_SESSION {
-            assert!(s.starts_with("ALTER SESSION SET NLS_"));
+            assert!(s.starts_with("ALTER SESSION SET "));
         }
         assert!(NLS_SESSION[2].contains("TZH:TZM"));
         assert_eq!(MINED_COLUMNS.len(), 23);
