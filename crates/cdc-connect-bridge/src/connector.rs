@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use cdc_core::config::{CdcConfig, MASK, is_secret_name};
+use cdc_core::config::{CdcConfig, Config};
 use cdc_offset::Position;
 use parking_lot::{Condvar, Mutex};
 use serde_json::{Map, Value as Json};
@@ -67,20 +67,14 @@ impl std::fmt::Debug for Connector {
 }
 
 impl Connector {
-    /// A connector for a validated configuration; `given` is the configuration as read (its
-    /// secrets are masked before anything shows it); `worker_id` the REST listener's
+    /// A connector for a validated configuration; `given` is the configuration as read, kept
+    /// only as it may be shown: secrets, credentials in database URLs and secret driver
+    /// properties masked ([`Config::iter_shown`]); `worker_id` the REST listener's
     /// `host:port`.
-    pub fn new<'a>(
-        config: CdcConfig,
-        given: impl IntoIterator<Item = (&'a str, &'a str)>,
-        worker_id: String,
-    ) -> Connector {
+    pub fn new(config: CdcConfig, given: &Config, worker_id: String) -> Connector {
         let shown_config = given
-            .into_iter()
-            .map(|(k, v)| {
-                let shown = if is_secret_name(k) { MASK } else { v };
-                (k.to_owned(), shown.to_owned())
-            })
+            .iter_shown()
+            .map(|(key, shown)| (key.to_owned(), shown))
             .collect();
         Connector {
             config,
@@ -358,4 +352,52 @@ impl ConnectorControl for Connector {
             delivery,
         }
     }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn given(extra: &[(&str, &str)]) -> Config {
+        let mut pairs = vec![
+            ("name", "orders-cdc"),
+            ("cdc.source", "sim"),
+            ("bootstrap.servers", "127.0.0.1:9092"),
+            ("cdc.topic.prefix", "cdc"),
+            ("cdc.tables.include", r"APP\..*"),
+        ];
+        pairs.extend_from_slice(extra);
+        Config::from_pairs(pairs)
+    }
+
+    /// `GET /connectors/{name}/config` shows the configuration as given, but never a secret:
+    /// not a password key, nor a password among the driver properties.
+    #[test]
+    fn the_shown_configuration_hides_every_secret() {
+        let given = given(&[
+            ("cdc.database.url", "//db:1521/FREE"),
+            (
+                "cdc.database.connection.properties",
+                "oracle.net.wallet_password=hunter3;oracle.net.CONNECT_TIMEOUT=5000",
+            ),
+            ("cdc.kafka.sasl.password", "hunter4"),
+        ]);
+        let config = given.validate().expect("a valid configuration");
+        let connector = Connector::new(config, &given, "127.0.0.1:8083".to_owned());
+        let shown = ConnectorControl::config(&connector);
+        let text = format!("{shown:?} {connector:?}");
+        for secret in ["hunter3", "hunter4"] {
+            assert!(!text.contains(secret), "{secret} shown: {text}");
+        }
+        assert_eq!(shown["cdc.kafka.sasl.password"], MASK_SHOWN);
+        assert_eq!(shown["cdc.database.url"], "//db:1521/FREE");
+        assert_eq!(
+            shown["cdc.database.connection.properties"],
+            format!("oracle.net.wallet_password={MASK_SHOWN};oracle.net.CONNECT_TIMEOUT=5000")
+        );
+        assert_eq!(shown["cdc.topic.prefix"], "cdc");
+        assert_eq!(shown.len(), 8);
+    }
+
+    const MASK_SHOWN: &str = cdc_core::config::MASK;
 }
