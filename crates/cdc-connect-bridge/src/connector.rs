@@ -194,13 +194,15 @@ impl Connector {
         Ok(store)
     }
 
-    fn require_stopped(&self, what: &str) -> Result<(), ControlError> {
+    /// Offsets change only while STOPPED; otherwise Connect's 400, word for word (the same
+    /// text for PATCH and DELETE), so tooling that matches it keeps working.
+    fn require_stopped(&self) -> Result<(), ControlError> {
         let state = self.inner.lock().state;
         if state == ConnectorState::Stopped {
             Ok(())
         } else {
             Err(ControlError::BadRequest(format!(
-                "Connectors must be in the STOPPED state before their offsets can be {what}. \
+                "Connectors must be in the STOPPED state before their offsets can be modified. \
                  This can be done for the specified connector by issuing a 'PUT' request to \
                  the '/connectors/{}/stop' endpoint",
                 self.config.connect.name
@@ -296,7 +298,7 @@ impl ConnectorControl for Connector {
     }
 
     fn alter_offsets(&self, offsets: Vec<PartitionOffset>) -> Result<(), ControlError> {
-        self.require_stopped("altered")?;
+        self.require_stopped()?;
         if offsets.is_empty() {
             return Err(ControlError::BadRequest(
                 "The offsets to alter must not be empty".into(),
@@ -329,7 +331,7 @@ impl ConnectorControl for Connector {
     }
 
     fn reset_offsets(&self) -> Result<(), ControlError> {
-        self.require_stopped("reset")?;
+        self.require_stopped()?;
         self.offsets_store()?
             .delete()
             .map_err(|e| ControlError::Internal(e.to_string()))
@@ -397,6 +399,27 @@ mod tests {
         );
         assert_eq!(shown["cdc.topic.prefix"], "cdc");
         assert_eq!(shown.len(), 8);
+    }
+
+    /// Connect refuses to alter or reset the offsets of a connector that is not STOPPED with a
+    /// 400 whose message names the stop endpoint; both calls use the same words.
+    #[test]
+    fn offsets_change_only_when_stopped_with_connects_message() {
+        let given = given(&[]);
+        let config = given.validate().expect("a valid configuration");
+        let connector = Connector::new(config, &given, "127.0.0.1:8083".to_owned());
+        let wanted = ControlError::BadRequest(
+            "Connectors must be in the STOPPED state before their offsets can be modified. This \
+             can be done for the specified connector by issuing a 'PUT' request to the \
+             '/connectors/orders-cdc/stop' endpoint"
+                .to_owned(),
+        );
+        let entry = PartitionOffset {
+            partition: cdc_offset::codec::partition("cdc"),
+            offset: None,
+        };
+        assert_eq!(connector.alter_offsets(vec![entry]), Err(wanted.clone()));
+        assert_eq!(connector.reset_offsets(), Err(wanted));
     }
 
     const MASK_SHOWN: &str = cdc_core::config::MASK;
