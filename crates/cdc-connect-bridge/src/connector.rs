@@ -283,15 +283,17 @@ impl ConnectorControl for Connector {
         Ok(())
     }
 
+    /// The stored offset as it is, as Connect shows it: also one this version refuses to
+    /// start from (a newer `v`), so the operator can read it before correcting it.
     fn offsets(&self) -> Result<Vec<PartitionOffset>, ControlError> {
         let store = self.offsets_store()?;
-        let position = store
-            .read_latest()
+        let offset = store
+            .read_latest_map()
             .map_err(|e| ControlError::Internal(e.to_string()))?;
-        Ok(position
-            .map(|p| PartitionOffset {
+        Ok(offset
+            .map(|offset| PartitionOffset {
                 partition: self.partition(),
-                offset: Some(p.to_offset_map()),
+                offset: Some(offset),
             })
             .into_iter()
             .collect())
