@@ -946,11 +946,7 @@ fn connector_run(
 ) -> Result<ConnectorRun, Error> {
     let given = connector_config(o, run, mode, Some(start_scn));
     let config = validated(&given)?;
-    let connector = Arc::new(Connector::new(
-        config.clone(),
-        given.iter(),
-        "bench".to_owned(),
-    ));
+    let connector = Arc::new(Connector::new(config.clone(), &given, "bench".to_owned()));
     // replaced at the first send: the CPU use is that of the timed part, as the rate is
     let mut cpu_before = cpu_snapshot(o.broker_pid);
     let started = Instant::now();

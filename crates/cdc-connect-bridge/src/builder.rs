@@ -13,7 +13,7 @@ use crate::connect::{PreparedSchema, envelope};
 use crate::error::BridgeError;
 use crate::headers::{Header, change_headers};
 use crate::key::KeyPlan;
-use crate::order::TransactionOrder;
+use crate::order::EventOrder;
 use crate::settings::RecordSettings;
 use crate::side::{SideSchemas, dlq_key, dlq_value, heartbeat_value, ops_value, server_key};
 use crate::topic::TopicOwners;
@@ -78,9 +78,8 @@ pub struct RecordContext {
     pub split: bool,
 }
 
-/// Turns engine records into Kafka records. Holds the prepared format of each table version,
-/// the topic and schema-name owners (CDC-6004), and the transaction order counters: feed it
-/// the engine's records in order.
+/// Turns engine records into Kafka records. Holds the prepared format of each table version
+/// and the topic and schema-name owners (CDC-6004).
 #[derive(Debug)]
 pub struct RecordBuilder {
     settings: RecordSettings,
@@ -91,7 +90,6 @@ pub struct RecordBuilder {
     by_layout: HashMap<usize, (Arc<TableLayout>, Arc<TableFormat>)>,
     topics: TopicOwners,
     schema_names: HashMap<String, TableId>,
-    order: TransactionOrder,
     side: SideSchemas,
 }
 
@@ -103,7 +101,6 @@ impl RecordBuilder {
             by_layout: HashMap::new(),
             topics: TopicOwners::default(),
             schema_names: HashMap::new(),
-            order: TransactionOrder::new(),
             side: SideSchemas::new(),
         }
     }
@@ -148,7 +145,7 @@ impl RecordBuilder {
         match &record.kind {
             RecordKind::Change(change) => {
                 let format = self.format(&change.layout)?;
-                let order = self.order.next(change);
+                let order = EventOrder::of(change);
                 let start = out.len();
                 let result = self.change_records(&format, change, order, &position, context, out);
                 if result.is_err() {
@@ -244,7 +241,7 @@ impl RecordBuilder {
         &self,
         format: &TableFormat,
         change: &ChangeRecord,
-        order: crate::order::EventOrder,
+        order: EventOrder,
         position: &Arc<Position>,
         context: RecordContext,
         out: &mut Vec<KafkaRecord>,

@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use cdc_core::config::{CdcConfig, MASK, is_secret_name};
+use cdc_core::config::{CdcConfig, Config};
 use cdc_offset::Position;
 use parking_lot::{Condvar, Mutex};
 use serde_json::{Map, Value as Json};
@@ -67,20 +67,14 @@ impl std::fmt::Debug for Connector {
 }
 
 impl Connector {
-    /// A connector for a validated configuration; `given` is the configuration as read (its
-    /// secrets are masked before anything shows it); `worker_id` the REST listener's
+    /// A connector for a validated configuration; `given` is the configuration as read, kept
+    /// only as it may be shown: secrets, credentials in database URLs and secret driver
+    /// properties masked ([`Config::iter_shown`]); `worker_id` the REST listener's
     /// `host:port`.
-    pub fn new<'a>(
-        config: CdcConfig,
-        given: impl IntoIterator<Item = (&'a str, &'a str)>,
-        worker_id: String,
-    ) -> Connector {
+    pub fn new(config: CdcConfig, given: &Config, worker_id: String) -> Connector {
         let shown_config = given
-            .into_iter()
-            .map(|(k, v)| {
-                let shown = if is_secret_name(k) { MASK } else { v };
-                (k.to_owned(), shown.to_owned())
-            })
+            .iter_shown()
+            .map(|(key, shown)| (key.to_owned(), shown))
             .collect();
         Connector {
             config,
@@ -200,13 +194,15 @@ impl Connector {
         Ok(store)
     }
 
-    fn require_stopped(&self, what: &str) -> Result<(), ControlError> {
+    /// Offsets change only while STOPPED; otherwise Connect's 400, word for word (the same
+    /// text for PATCH and DELETE), so tooling that matches it keeps working.
+    fn require_stopped(&self) -> Result<(), ControlError> {
         let state = self.inner.lock().state;
         if state == ConnectorState::Stopped {
             Ok(())
         } else {
             Err(ControlError::BadRequest(format!(
-                "Connectors must be in the STOPPED state before their offsets can be {what}. \
+                "Connectors must be in the STOPPED state before their offsets can be modified. \
                  This can be done for the specified connector by issuing a 'PUT' request to \
                  the '/connectors/{}/stop' endpoint",
                 self.config.connect.name
@@ -287,22 +283,24 @@ impl ConnectorControl for Connector {
         Ok(())
     }
 
+    /// The stored offset as it is, as Connect shows it: also one this version refuses to
+    /// start from (a newer `v`), so the operator can read it before correcting it.
     fn offsets(&self) -> Result<Vec<PartitionOffset>, ControlError> {
         let store = self.offsets_store()?;
-        let position = store
-            .read_latest()
+        let offset = store
+            .read_latest_map()
             .map_err(|e| ControlError::Internal(e.to_string()))?;
-        Ok(position
-            .map(|p| PartitionOffset {
+        Ok(offset
+            .map(|offset| PartitionOffset {
                 partition: self.partition(),
-                offset: Some(p.to_offset_map()),
+                offset: Some(offset),
             })
             .into_iter()
             .collect())
     }
 
     fn alter_offsets(&self, offsets: Vec<PartitionOffset>) -> Result<(), ControlError> {
-        self.require_stopped("altered")?;
+        self.require_stopped()?;
         if offsets.is_empty() {
             return Err(ControlError::BadRequest(
                 "The offsets to alter must not be empty".into(),
@@ -335,7 +333,7 @@ impl ConnectorControl for Connector {
     }
 
     fn reset_offsets(&self) -> Result<(), ControlError> {
-        self.require_stopped("reset")?;
+        self.require_stopped()?;
         self.offsets_store()?
             .delete()
             .map_err(|e| ControlError::Internal(e.to_string()))
@@ -358,4 +356,73 @@ impl ConnectorControl for Connector {
             delivery,
         }
     }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn given(extra: &[(&str, &str)]) -> Config {
+        let mut pairs = vec![
+            ("name", "orders-cdc"),
+            ("cdc.source", "sim"),
+            ("bootstrap.servers", "127.0.0.1:9092"),
+            ("cdc.topic.prefix", "cdc"),
+            ("cdc.tables.include", r"APP\..*"),
+        ];
+        pairs.extend_from_slice(extra);
+        Config::from_pairs(pairs)
+    }
+
+    /// `GET /connectors/{name}/config` shows the configuration as given, but never a secret:
+    /// not a password key, nor a password among the driver properties.
+    #[test]
+    fn the_shown_configuration_hides_every_secret() {
+        let given = given(&[
+            ("cdc.database.url", "//db:1521/FREE"),
+            (
+                "cdc.database.connection.properties",
+                "oracle.net.wallet_password=hunter3;oracle.net.CONNECT_TIMEOUT=5000",
+            ),
+            ("cdc.kafka.sasl.password", "hunter4"),
+        ]);
+        let config = given.validate().expect("a valid configuration");
+        let connector = Connector::new(config, &given, "127.0.0.1:8083".to_owned());
+        let shown = ConnectorControl::config(&connector);
+        let text = format!("{shown:?} {connector:?}");
+        for secret in ["hunter3", "hunter4"] {
+            assert!(!text.contains(secret), "{secret} shown: {text}");
+        }
+        assert_eq!(shown["cdc.kafka.sasl.password"], MASK_SHOWN);
+        assert_eq!(shown["cdc.database.url"], "//db:1521/FREE");
+        assert_eq!(
+            shown["cdc.database.connection.properties"],
+            format!("oracle.net.wallet_password={MASK_SHOWN};oracle.net.CONNECT_TIMEOUT=5000")
+        );
+        assert_eq!(shown["cdc.topic.prefix"], "cdc");
+        assert_eq!(shown.len(), 8);
+    }
+
+    /// Connect refuses to alter or reset the offsets of a connector that is not STOPPED with a
+    /// 400 whose message names the stop endpoint; both calls use the same words.
+    #[test]
+    fn offsets_change_only_when_stopped_with_connects_message() {
+        let given = given(&[]);
+        let config = given.validate().expect("a valid configuration");
+        let connector = Connector::new(config, &given, "127.0.0.1:8083".to_owned());
+        let wanted = ControlError::BadRequest(
+            "Connectors must be in the STOPPED state before their offsets can be modified. This \
+             can be done for the specified connector by issuing a 'PUT' request to the \
+             '/connectors/orders-cdc/stop' endpoint"
+                .to_owned(),
+        );
+        let entry = PartitionOffset {
+            partition: cdc_offset::codec::partition("cdc"),
+            offset: None,
+        };
+        assert_eq!(connector.alter_offsets(vec![entry]), Err(wanted.clone()));
+        assert_eq!(connector.reset_offsets(), Err(wanted));
+    }
+
+    const MASK_SHOWN: &str = cdc_core::config::MASK;
 }

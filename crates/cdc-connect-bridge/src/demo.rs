@@ -162,7 +162,7 @@ pub fn run_demo(options: &DemoOptions, out: &mut dyn Write) -> Result<DemoSummar
     );
 
     let connector = Arc::new(
-        Connector::new(config.clone(), given.iter(), "demo".to_owned()).with_options(TaskOptions {
+        Connector::new(config.clone(), &given, "demo".to_owned()).with_options(TaskOptions {
             // the mock cluster creates topics on first use and has no admin API
             create_topics: mock.is_none(),
         }),

@@ -51,7 +51,7 @@ pub use builder::{KafkaRecord, RecordBuilder, RecordContext, SourceOffset};
 pub use error::BridgeError;
 pub use headers::Header;
 pub use key::KeyPlan;
-pub use order::{EventOrder, TransactionOrder};
+pub use order::EventOrder;
 pub use settings::RecordSettings;
 pub use topic::{SideTopics, table_topic};
 pub use types::{FieldKind, field_kind, render, write_rendered};

@@ -33,6 +33,7 @@ use rdkafka::error::{KafkaError, RDKafkaErrorCode};
 use rdkafka::message::{DeliveryResult, Header, Headers, Message, OwnedHeaders};
 use rdkafka::producer::{BaseProducer, BaseRecord, Producer, ProducerContext};
 use rdkafka::{ClientContext, Offset, TopicPartitionList};
+use serde_json::{Map, Value as Json};
 
 /// How long one store operation may take by default.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
@@ -51,6 +52,15 @@ pub struct StoredOffset {
     /// there rather than send them again. `None` for an offset placed by an operator (a
     /// deliberate rewind delivers everything after it again) or by an exactly-once task.
     pub delivered_window: Option<u64>,
+}
+
+/// The latest offset record of a connector's key: where it is, its value (`None`: a
+/// tombstone) and the at-least-once window header.
+struct LatestRecord {
+    partition: i32,
+    offset: i64,
+    value: Option<Vec<u8>>,
+    window: Option<u64>,
 }
 
 /// Why the offsets topic could not be opened, read or written. No variant carries a client
@@ -354,6 +364,73 @@ impl KafkaOffsetStore {
 
     /// [`Self::read_latest`] with how the offset was written.
     pub fn read_latest_stored(&self) -> Result<Option<StoredOffset>, OffsetStoreError> {
+        match self.read_latest_record()? {
+            None | Some(LatestRecord { value: None, .. }) => Ok(None),
+            Some(LatestRecord {
+                partition,
+                offset,
+                value: Some(value),
+                window,
+            }) => {
+                let text = String::from_utf8(value).map_err(|_| OffsetStoreError::NotText {
+                    topic: self.topic.clone(),
+                    partition,
+                    offset,
+                })?;
+                Position::from_json(&text)
+                    .map(|position| {
+                        Some(StoredOffset {
+                            position,
+                            delivered_window: window,
+                        })
+                    })
+                    .map_err(|source| OffsetStoreError::BadOffset {
+                        topic: self.topic.clone(),
+                        partition,
+                        offset,
+                        source,
+                    })
+            }
+        }
+    }
+
+    /// This connector's latest offset as stored, the JSON object as it is: what Kafka Connect's
+    /// `GET /connectors/<name>/offsets` shows. An offset this version cannot use (a newer
+    /// `v`, a field out of range) is shown too, so an operator can read it and correct it
+    /// with `PATCH`; only a value that is not a JSON object is an error. `None` when there is
+    /// none or the latest record is a tombstone.
+    pub fn read_latest_map(&self) -> Result<Option<Map<String, Json>>, OffsetStoreError> {
+        let Some(LatestRecord {
+            partition,
+            offset,
+            value: Some(value),
+            ..
+        }) = self.read_latest_record()?
+        else {
+            return Ok(None);
+        };
+        match serde_json::from_slice::<Json>(&value) {
+            Ok(Json::Object(map)) => Ok(Some(map)),
+            Ok(other) => Err(OffsetStoreError::BadOffset {
+                topic: self.topic.clone(),
+                partition,
+                offset,
+                source: OffsetError::NotAnObject {
+                    found: json_kind(&other),
+                },
+            }),
+            Err(source) => Err(OffsetStoreError::BadOffset {
+                topic: self.topic.clone(),
+                partition,
+                offset,
+                source: OffsetError::NotJson { source },
+            }),
+        }
+    }
+
+    /// The latest record of this connector's key, read from the beginning of the topic to its
+    /// end.
+    fn read_latest_record(&self) -> Result<Option<LatestRecord>, OffsetStoreError> {
         let started = Instant::now();
         let consumer = self.consumer()?;
         let partitions = self.partitions(&consumer)?;
@@ -423,29 +500,14 @@ impl KafkaOffsetStore {
             }
         }
 
-        match latest {
-            None | Some((_, _, None, _)) => Ok(None),
-            Some((partition, offset, Some(value), window)) => {
-                let text = String::from_utf8(value).map_err(|_| OffsetStoreError::NotText {
-                    topic: self.topic.clone(),
-                    partition,
-                    offset,
-                })?;
-                Position::from_json(&text)
-                    .map(|position| {
-                        Some(StoredOffset {
-                            position,
-                            delivered_window: window,
-                        })
-                    })
-                    .map_err(|source| OffsetStoreError::BadOffset {
-                        topic: self.topic.clone(),
-                        partition,
-                        offset,
-                        source,
-                    })
-            }
-        }
+        Ok(
+            latest.map(|(partition, offset, value, window)| LatestRecord {
+                partition,
+                offset,
+                value,
+                window,
+            }),
+        )
     }
 
     /// Writes `position` as this connector's offset and waits until the broker acknowledged it.
@@ -565,6 +627,18 @@ impl KafkaOffsetStore {
 
     fn remaining(&self, started: Instant) -> Duration {
         self.timeout.saturating_sub(started.elapsed())
+    }
+}
+
+/// The kind of a JSON value, as [`OffsetError::NotAnObject`] names it.
+fn json_kind(value: &Json) -> &'static str {
+    match value {
+        Json::Null => "null",
+        Json::Bool(_) => "boolean",
+        Json::Number(_) => "number",
+        Json::String(_) => "string",
+        Json::Array(_) => "array",
+        Json::Object(_) => "object",
     }
 }
 

@@ -308,3 +308,44 @@ fn the_store_debug_does_not_show_client_properties() {
     let shown = format!("{store:?}");
     assert!(!shown.contains(secret), "{shown}");
 }
+
+/// `GET /connectors/<name>/offsets` shows the stored offset as it is, as Connect does: one
+/// this version cannot start from (written by a newer version, `v` 2) is shown for the
+/// operator to read and correct, not answered with a 500.
+#[test]
+fn get_offsets_shows_an_offset_this_version_cannot_use() {
+    use cdc_connect_bridge::connector::Connector;
+    use cdc_connect_bridge::control::ConnectorControl;
+
+    let Some(broker) = broker() else { return };
+    let topic = unique_topic("get-newer");
+    let given = cdc_core::config::Config::from_pairs([
+        ("name", CONNECTOR),
+        ("cdc.source", "sim"),
+        ("bootstrap.servers", broker.as_str()),
+        ("offset.storage.topic", topic.as_str()),
+        ("cdc.topic.prefix", PREFIX),
+        ("cdc.tables.include", r"APP\..*"),
+    ]);
+    let config = given.validate().unwrap();
+    let connector = Connector::new(config, &given, "127.0.0.1:8083".to_owned());
+    assert_eq!(connector.offsets().unwrap(), []);
+
+    let store = open(&broker, &topic);
+    let newer = r#"{"v":2,"resume_scn":4711000,"dbid":1234567890,"resetlogs_scn":1,"journal_generation":7,"schema_epoch":0,"thread_marks":"1:0x000059.0000d5ff.0010:9"}"#;
+    produce_raw(&broker, &topic, store.key(), Some(newer));
+    assert!(
+        store.read_latest().is_err(),
+        "this version cannot start from it"
+    );
+
+    let shown = connector.offsets().unwrap();
+    assert_eq!(shown.len(), 1);
+    assert_eq!(shown[0].partition, codec::partition(PREFIX));
+    let wanted: serde_json::Value = serde_json::from_str(newer).unwrap();
+    assert_eq!(shown[0].offset.as_ref(), wanted.as_object());
+
+    // a tombstone: no offset
+    produce_raw(&broker, &topic, store.key(), None);
+    assert_eq!(connector.offsets().unwrap(), []);
+}

@@ -178,6 +178,18 @@ impl Config {
             .map(|entry| (entry.key.as_str(), entry.value.as_str()))
     }
 
+    /// Keys and values as they may be shown (the REST API's `GET /connectors/{name}/config`,
+    /// errors, `Debug`): secrets masked, and so are credentials in database URLs and the secret
+    /// entries of `cdc.database.connection.properties`.
+    pub fn iter_shown(&self) -> impl Iterator<Item = (&str, String)> {
+        self.entries.iter().map(|entry| {
+            (
+                entry.key.as_str(),
+                validate::display_value(&entry.key, &entry.value),
+            )
+        })
+    }
+
     pub fn len(&self) -> usize {
         self.entries.len()
     }

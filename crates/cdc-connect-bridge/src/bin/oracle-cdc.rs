@@ -187,7 +187,7 @@ async fn serve(
         .local_addr()
         .map_or(listen.clone(), |a| a.to_string());
     tracing::info!(rest = %worker_id, connector = %config.connect.name, "oracle-cdc starting");
-    let connector = Arc::new(Connector::new(config, given.iter(), worker_id));
+    let connector = Arc::new(Connector::new(config, &given, worker_id));
 
     let (rest_stop, rest_stopped) = tokio::sync::oneshot::channel::<()>();
     let control: Arc<dyn ConnectorControl> = Arc::clone(&connector) as Arc<dyn ConnectorControl>;

@@ -184,6 +184,8 @@ pub fn change_record(
             },
         },
         event_index: index,
+        // the fixtures' transactions change one table
+        table_order: index + 1,
         layout: Arc::clone(layout),
     }
 }

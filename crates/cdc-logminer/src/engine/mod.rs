@@ -286,8 +286,39 @@ pub struct ChangeRecord {
     pub event: ChangeEvent,
     /// 0-based index of this change within its transaction.
     pub event_index: u64,
+    /// 1-based place of this change among its transaction's changes to the same table
+    /// (Debezium's `transaction.data_collection_order`). Counted over the whole transaction,
+    /// the changes a restart skips included, so it does not depend on where delivery began.
+    pub table_order: u64,
     /// The schema version the change was decoded with.
     pub layout: Arc<TableLayout>,
+}
+
+/// Counts one transaction's changes per table, for [`ChangeRecord::table_order`]. Changes to
+/// one table mostly come in runs and share the decoder's `Arc<TableId>`, so the table of the
+/// previous change is checked by pointer before the names are hashed.
+#[derive(Debug, Default)]
+struct TableOrders {
+    last: Option<(Arc<TableId>, u64)>,
+    counts: foldhash::HashMap<Arc<TableId>, u64>,
+}
+
+impl TableOrders {
+    /// The 1-based place of the next change to `table`.
+    fn next(&mut self, table: &Arc<TableId>) -> u64 {
+        if let Some((last, count)) = &mut self.last
+            && Arc::ptr_eq(last, table)
+        {
+            *count += 1;
+            return *count;
+        }
+        if let Some((last, count)) = self.last.take() {
+            self.counts.insert(last, count);
+        }
+        let count = self.counts.remove(table).unwrap_or(0) + 1;
+        self.last = Some((Arc::clone(table), count));
+        count
+    }
 }
 
 impl ChangeRecord {
@@ -1224,9 +1255,11 @@ impl<S: RedoSource> CaptureEngine<S> {
         let own_hold = own_hold.unwrap_or(mined_to);
         let mut emitted = 0;
         let mut index = 0u64;
+        let mut table_orders = TableOrders::default();
         while let Some(event) = stream.next_change()? {
             let this = index;
             index += 1;
+            let table_order = table_orders.next(&event.change.table);
             if !decision.emits(this) {
                 continue;
             }
@@ -1253,6 +1286,7 @@ impl<S: RedoSource> CaptureEngine<S> {
                     commit: Arc::clone(&info),
                     event,
                     event_index: this,
+                    table_order,
                     layout,
                 }),
                 position: Arc::clone(&self.position),
@@ -1857,6 +1891,19 @@ fn merge_locator_update(held: &ChangeEvent, update: &RowChange) -> Option<Change
 mod tests {
     use super::*;
     use cdc_core::config::Config;
+
+    #[test]
+    fn table_orders_count_each_table_whatever_its_arc() {
+        let orders_a = Arc::new(TableId::new("APP", "ORDERS"));
+        let orders_b = Arc::new(TableId::new("APP", "ORDERS"));
+        let lines = Arc::new(TableId::new("APP", "LINES"));
+        let mut orders = TableOrders::default();
+        let got: Vec<u64> = [&orders_a, &lines, &orders_b, &orders_a, &lines, &lines]
+            .into_iter()
+            .map(|table| orders.next(table))
+            .collect();
+        assert_eq!(got, [1, 1, 2, 3, 2, 3]);
+    }
 
     #[test]
     fn settings_from_a_connector_configuration() {
