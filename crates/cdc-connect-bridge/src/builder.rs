@@ -87,7 +87,7 @@ pub struct RecordBuilder {
     /// The same formats by the address of the layout they were asked for, the lookup of
     /// nearly every record. Each entry holds that layout, so its address is not reused while
     /// the entry is here.
-    by_layout: HashMap<usize, (Arc<TableLayout>, Arc<TableFormat>)>,
+    by_layout: foldhash::HashMap<usize, (Arc<TableLayout>, Arc<TableFormat>)>,
     topics: TopicOwners,
     schema_names: HashMap<String, TableId>,
     side: SideSchemas,
@@ -98,7 +98,7 @@ impl RecordBuilder {
         RecordBuilder {
             settings,
             tables: HashMap::new(),
-            by_layout: HashMap::new(),
+            by_layout: foldhash::HashMap::default(),
             topics: TopicOwners::default(),
             schema_names: HashMap::new(),
             side: SideSchemas::new(),
