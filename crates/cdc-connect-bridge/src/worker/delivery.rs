@@ -11,7 +11,7 @@
 //!   crash the restarted task mines them again and sends only those not found in their topics
 //!   ([`crate::worker::present`]): what was in flight and never reached the broker.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::thread::JoinHandle;
@@ -83,7 +83,7 @@ pub struct Delivery {
     /// `last_position` back to it, so nothing later commits the position of aborted records.
     committed_position: Option<Arc<Position>>,
     /// Topics known to exist.
-    topics: HashSet<String>,
+    topics: foldhash::HashSet<String>,
     committer: Option<OffsetCommitter>,
     shutdown_timeout: Duration,
     out: Vec<KafkaRecord>,
