@@ -9,7 +9,7 @@ use cdc_logminer::engine::{ChangeRecord, EngineRecord, RecordKind};
 use cdc_offset::Position;
 use serde_json::{Map, Value as Json};
 
-use crate::connect::{PreparedSchema, envelope};
+use crate::connect::{PreparedSchema, envelope, envelope_text};
 use crate::error::BridgeError;
 use crate::headers::{Header, change_headers};
 use crate::key::KeyPlan;
@@ -267,11 +267,12 @@ impl RecordBuilder {
             }
             None => Ok(None),
         };
-        let key_bytes = |key: &Json| -> Option<Vec<u8>> {
-            match &format.key_schema {
-                Some(schema) if !key.is_null() => Some(envelope(schema, key, s.key_schemas)),
-                _ => None,
-            }
+        let key_bytes = |payload: Option<Vec<u8>>| -> Option<Vec<u8>> {
+            Some(envelope_text(
+                format.key_schema.as_ref()?,
+                payload?,
+                s.key_schemas,
+            ))
         };
         let value_schema = s.value_schemas.then_some(&format.envelope_schema);
         let value_bytes = |before: &Option<Vec<u8>>, after: &Option<Vec<u8>>, op: &str| {
@@ -300,14 +301,14 @@ impl RecordBuilder {
         let start = out.len();
         match row.op {
             ChangeOp::Insert => {
-                let key = format.key_payload(row.after.as_deref(), row_id, scn, placeholder)?;
+                let key = format.key_text(row.after.as_deref(), row_id, scn, placeholder)?;
                 let after = image(row.after.as_ref())?;
-                out.push(record(key_bytes(&key), value_bytes(&None, &after, "c")));
+                out.push(record(key_bytes(key), value_bytes(&None, &after, "c")));
             }
             ChangeOp::Delete => {
-                let key = format.key_payload(row.before.as_deref(), row_id, scn, placeholder)?;
+                let key = format.key_text(row.before.as_deref(), row_id, scn, placeholder)?;
                 let before = image(row.before.as_ref())?;
-                let key = key_bytes(&key);
+                let key = key_bytes(key);
                 if tombstones {
                     out.push(record(key.clone(), value_bytes(&before, &None, "d")));
                     out.push(record(key, None));
@@ -316,13 +317,12 @@ impl RecordBuilder {
                 }
             }
             ChangeOp::Update => {
-                let after_key =
-                    format.key_payload(row.after.as_deref(), row_id, scn, placeholder)?;
+                let after_key = format.key_text(row.after.as_deref(), row_id, scn, placeholder)?;
                 let before_key = match (&format.key, row.before.as_deref()) {
                     (KeyPlan::Columns { columns, .. }, Some(before))
                         if has_all(before, columns) =>
                     {
-                        Some(format.key_payload(Some(before), row_id, scn, placeholder)?)
+                        format.key_text(Some(before), row_id, scn, placeholder)?
                     }
                     _ => None,
                 };
@@ -331,8 +331,8 @@ impl RecordBuilder {
                 match before_key {
                     // a key-changing UPDATE: the old key is deleted, the new one created,
                     // both under the change's event index
-                    Some(old) if key_changed(&old, &after_key) => {
-                        let old = key_bytes(&old);
+                    Some(old) if after_key.as_ref().is_some_and(|new| key_changed(&old, new)) => {
+                        let old = key_bytes(Some(old));
                         if tombstones {
                             out.push(record(old.clone(), value_bytes(&before, &None, "d")));
                             out.push(record(old, None));
@@ -340,13 +340,13 @@ impl RecordBuilder {
                             out.push(record(old, value_bytes(&before, &None, "d")));
                         }
                         out.push(record(
-                            key_bytes(&after_key),
+                            key_bytes(after_key),
                             value_bytes(&None, &after, "c"),
                         ));
                     }
                     _ => {
                         out.push(record(
-                            key_bytes(&after_key),
+                            key_bytes(after_key),
                             value_bytes(&before, &after, "u"),
                         ));
                     }

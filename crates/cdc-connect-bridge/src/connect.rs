@@ -221,6 +221,20 @@ pub fn envelope(schema: &PreparedSchema, payload: &Json, with_schema: bool) -> V
     out
 }
 
+/// [`envelope`] of a payload already written as JSON text.
+pub fn envelope_text(schema: &PreparedSchema, payload: Vec<u8>, with_schema: bool) -> Vec<u8> {
+    if !with_schema {
+        return payload;
+    }
+    let mut out = Vec::with_capacity(schema.json.len() + payload.len() + 24);
+    out.extend_from_slice(b"{\"schema\":");
+    out.extend_from_slice(schema.json.as_bytes());
+    out.extend_from_slice(b",\"payload\":");
+    out.extend_from_slice(&payload);
+    out.push(b'}');
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

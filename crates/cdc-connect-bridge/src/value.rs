@@ -302,42 +302,20 @@ impl TableFormat {
         scn: u64,
         placeholder: &str,
     ) -> Result<Json, BridgeError> {
-        let table = || self.layout.table.to_string();
         match &self.key {
             KeyPlan::None => Ok(Json::Null),
             KeyPlan::RowId => {
-                let row_id = row_id.ok_or_else(|| BridgeError::MissingRowId {
-                    table: table(),
-                    scn,
-                })?;
                 let mut map = Map::new();
-                map.insert(ROWID_FIELD.into(), Json::from(row_id));
+                map.insert(
+                    ROWID_FIELD.into(),
+                    Json::from(self.key_row_id(row_id, scn)?),
+                );
                 Ok(Json::Object(map))
             }
             KeyPlan::Columns { columns, .. } => {
                 let mut map = Map::with_capacity(columns.len());
                 for (&index, name) in columns.iter().zip(&self.key_names) {
-                    let column = self.layout.columns.get(index);
-                    let missing = || BridgeError::MissingKeyValue {
-                        table: table(),
-                        column: column.map(|c| c.name.clone()).unwrap_or_default(),
-                        scn,
-                    };
-                    let value = image
-                        .and_then(|img| img.iter().find(|cv| usize::from(cv.column) == index))
-                        .map(|cv| &cv.value)
-                        .ok_or_else(missing)?;
-                    if value.is_null() && !column.is_some_and(|c| c.nullable) {
-                        return Err(missing());
-                    }
-                    let kind = self
-                        .field_of_column
-                        .get(index)
-                        .copied()
-                        .flatten()
-                        .and_then(|f| self.fields.get(f))
-                        .map(|f| f.kind)
-                        .ok_or_else(missing)?;
+                    let (kind, value) = self.key_value(image, index, scn)?;
                     let json = render(kind, value, placeholder)
                         .map_err(|reason| self.value_error(index, reason))?;
                     map.insert(name.clone(), json);
@@ -345,6 +323,83 @@ impl TableFormat {
                 Ok(Json::Object(map))
             }
         }
+    }
+
+    /// [`TableFormat::key_payload`] as JSON text, written field by field as the images are;
+    /// `None` for a table without a key.
+    pub fn key_text(
+        &self,
+        image: Option<&[ColumnValue]>,
+        row_id: Option<&str>,
+        scn: u64,
+        placeholder: &str,
+    ) -> Result<Option<Vec<u8>>, BridgeError> {
+        match &self.key {
+            KeyPlan::None => Ok(None),
+            KeyPlan::RowId => {
+                let row_id = self.key_row_id(row_id, scn)?;
+                let mut out = Vec::with_capacity(row_id.len() + 16);
+                out.push(b'{');
+                json::push_key(&mut out, ROWID_FIELD);
+                json::push_str(&mut out, row_id);
+                out.push(b'}');
+                Ok(Some(out))
+            }
+            KeyPlan::Columns { columns, .. } => {
+                let mut out = Vec::with_capacity(24 * columns.len() + 2);
+                out.push(b'{');
+                for (i, (&index, name)) in columns.iter().zip(&self.key_names).enumerate() {
+                    let (kind, value) = self.key_value(image, index, scn)?;
+                    if i > 0 {
+                        out.push(b',');
+                    }
+                    json::push_key(&mut out, name);
+                    write_rendered(&mut out, kind, value, placeholder)
+                        .map_err(|reason| self.value_error(index, reason))?;
+                }
+                out.push(b'}');
+                Ok(Some(out))
+            }
+        }
+    }
+
+    fn key_row_id<'r>(&self, row_id: Option<&'r str>, scn: u64) -> Result<&'r str, BridgeError> {
+        row_id.ok_or_else(|| BridgeError::MissingRowId {
+            table: self.layout.table.to_string(),
+            scn,
+        })
+    }
+
+    /// The field kind and value of key column `index` in `image`: present, and not null
+    /// unless the column is nullable.
+    fn key_value<'i>(
+        &self,
+        image: Option<&'i [ColumnValue]>,
+        index: usize,
+        scn: u64,
+    ) -> Result<(FieldKind, &'i Value), BridgeError> {
+        let column = self.layout.columns.get(index);
+        let missing = || BridgeError::MissingKeyValue {
+            table: self.layout.table.to_string(),
+            column: column.map(|c| c.name.clone()).unwrap_or_default(),
+            scn,
+        };
+        let value = image
+            .and_then(|img| img.iter().find(|cv| usize::from(cv.column) == index))
+            .map(|cv| &cv.value)
+            .ok_or_else(missing)?;
+        if value.is_null() && !column.is_some_and(|c| c.nullable) {
+            return Err(missing());
+        }
+        let kind = self
+            .field_of_column
+            .get(index)
+            .copied()
+            .flatten()
+            .and_then(|f| self.fields.get(f))
+            .map(|f| f.kind)
+            .ok_or_else(missing)?;
+        Ok((kind, value))
     }
 
     fn value_error(&self, column: usize, reason: &'static str) -> BridgeError {
@@ -557,8 +612,9 @@ pub fn change_value(schema: Option<&PreparedSchema>, parts: &EnvelopeParts<'_>) 
     out
 }
 
-/// Whether two key payloads differ (a key-changing UPDATE).
-pub fn key_changed(before: &Json, after: &Json) -> bool {
+/// Whether two key payloads ([`TableFormat::key_text`]) differ: a key-changing UPDATE. The
+/// text is compared, as the Kafka keys made of it are.
+pub fn key_changed(before: &[u8], after: &[u8]) -> bool {
     before != after
 }
 

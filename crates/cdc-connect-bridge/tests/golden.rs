@@ -351,3 +351,48 @@ fn formats_follow_the_table_version_not_the_copy() {
         assert_eq!(builder.format(&orders).unwrap().layout.table, first.table);
     }
 }
+
+/// The key written as text is the key payload's JSON, for a primary key of every type, a
+/// configured key, a ROWID key and no key.
+#[test]
+fn key_text_is_the_key_payload_as_json() {
+    let layout = all_types_layout(TableId::new("APP", "ALL_TYPES"));
+    let names: Vec<String> = layout
+        .columns
+        .iter()
+        .filter(|c| !c.data_type.is_lob() && c.name != "SECRET")
+        .map(|c| c.name.clone())
+        .collect();
+    let row = all_types_row(7);
+    for extra in [
+        vec![],
+        vec![(
+            "cdc.key.columns",
+            format!("APP.ALL_TYPES:{}", names.join(",")),
+        )],
+        vec![("cdc.key.missing", "rowid".to_owned())],
+        vec![("cdc.key.missing", "none".to_owned())],
+    ] {
+        let extra: Vec<(&str, &str)> = extra.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        let mut builder = RecordBuilder::new(settings(&extra));
+        let mut keyless = (*layout).clone();
+        if extra.iter().any(|(k, _)| *k == "cdc.key.missing") {
+            keyless.key.clear();
+            keyless.key_source = KeySource::None;
+        }
+        let format = builder.format(&Arc::new(keyless)).unwrap();
+        for placeholder in ["__unavailable", "x"] {
+            let json = format
+                .key_payload(Some(&row), Some("AAAR3sAAEAAAACXAAA"), 5, placeholder)
+                .unwrap();
+            let text = format
+                .key_text(Some(&row), Some("AAAR3sAAEAAAACXAAA"), 5, placeholder)
+                .unwrap();
+            assert_eq!(
+                text.map(|t| String::from_utf8(t).unwrap()),
+                (!json.is_null()).then(|| json.to_string()),
+                "{extra:?}"
+            );
+        }
+    }
+}
