@@ -18,8 +18,8 @@ use crate::settings::RecordSettings;
 use crate::side::{SideSchemas, dlq_key, dlq_value, heartbeat_value, ops_value, server_key};
 use crate::topic::TopicOwners;
 use crate::value::{
-    EnvelopeParts, TableFormat, change_value, commit_times, has_all, key_changed, write_source,
-    write_transaction,
+    EnvelopeParts, SourceHead, TableFormat, change_value, commit_times, has_all, key_changed,
+    write_source, write_transaction,
 };
 
 /// The source offset of a record: the Connect partition `{"server": <prefix>}` and the
@@ -83,6 +83,7 @@ pub struct RecordContext {
 #[derive(Debug)]
 pub struct RecordBuilder {
     settings: RecordSettings,
+    source_head: SourceHead,
     tables: HashMap<(TableId, u32), Arc<TableFormat>>,
     /// The same formats by the address of the layout they were asked for, the lookup of
     /// nearly every record. Each entry holds that layout, so its address is not reused while
@@ -96,6 +97,7 @@ pub struct RecordBuilder {
 impl RecordBuilder {
     pub fn new(settings: RecordSettings) -> RecordBuilder {
         RecordBuilder {
+            source_head: SourceHead::new(&settings),
             settings,
             tables: HashMap::new(),
             by_layout: foldhash::HashMap::default(),
@@ -255,7 +257,7 @@ impl RecordBuilder {
         let headers = change_headers(change, context.split);
         // the value's parts are written once as JSON text, and copied into each record
         let mut source = Vec::with_capacity(512);
-        write_source(&mut source, s, commit, change);
+        write_source(&mut source, &self.source_head, commit, change);
         let mut transaction = Vec::with_capacity(64);
         write_transaction(&mut transaction, commit, order);
         let times = commit_times(commit.commit_time.as_ref());

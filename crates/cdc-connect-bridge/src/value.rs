@@ -484,10 +484,35 @@ pub fn commit_times(time: Option<&OracleDateTime>) -> (i64, i64, i64) {
     )
 }
 
+/// The start of every `source` block: the fields fixed by the settings, written once.
+#[derive(Debug, Clone)]
+pub struct SourceHead {
+    /// `{"version":…,"connector":…,"name":…,"ts_ms":`
+    text: Vec<u8>,
+    database: String,
+}
+
+impl SourceHead {
+    pub fn new(settings: &RecordSettings) -> SourceHead {
+        let mut text = Vec::with_capacity(96);
+        text.extend_from_slice(b"{\"version\":");
+        json::push_str(&mut text, &settings.connector_version);
+        text.extend_from_slice(b",\"connector\":");
+        json::push_str(&mut text, CONNECTOR);
+        text.extend_from_slice(b",\"name\":");
+        json::push_str(&mut text, &settings.server);
+        text.extend_from_slice(b",\"ts_ms\":");
+        SourceHead {
+            text,
+            database: settings.database.clone(),
+        }
+    }
+}
+
 /// Appends the `source` block of a change.
 pub fn write_source(
     out: &mut Vec<u8>,
-    settings: &RecordSettings,
+    head: &SourceHead,
     commit: &CommitInfo,
     change: &ChangeRecord,
 ) {
@@ -518,14 +543,11 @@ pub fn write_source(
     let table = &change.event.change.table;
     let (ts_ms, _, _) = commit_times(commit.commit_time.as_ref());
     let pdb = commit.pdb.as_deref().or(table.pdb.as_deref());
-    out.push(b'{');
-    string(out, "version", Some(&settings.connector_version));
-    string(out, "connector", Some(CONNECTOR));
-    string(out, "name", Some(&settings.server));
-    number(out, "ts_ms", ts_ms);
-    string(out, "snapshot", Some("false"));
-    string(out, "db", Some(pdb.unwrap_or(&settings.database)));
-    string(out, "sequence", None);
+    out.extend_from_slice(&head.text);
+    json::push_i64(out, ts_ms);
+    out.extend_from_slice(b",\"snapshot\":\"false\",");
+    string(out, "db", Some(pdb.unwrap_or(&head.database)));
+    out.extend_from_slice(b"\"sequence\":null,");
     string(out, "schema", Some(&table.owner));
     string(out, "table", Some(&table.table));
     quoted(out, "txId", |o| text::push_xid(o, commit.con_xid.xid));
