@@ -414,21 +414,46 @@ fn non_finite(nan: bool, positive: bool) -> &'static str {
 pub fn iso_local(dt: &OracleDateTime) -> String {
     let mut out = String::with_capacity(32);
     if dt.year < 0 {
-        out.push_str(&format!("-{:04}", -i32::from(dt.year)));
-    } else {
-        out.push_str(&format!("{:04}", dt.year));
+        out.push('-');
     }
-    out.push_str(&format!(
-        "-{:02}-{:02}T{:02}:{:02}:{:02}",
-        dt.month, dt.day, dt.hour, dt.minute, dt.second
-    ));
+    push_padded(&mut out, u32::from(dt.year.unsigned_abs()), 4);
+    for (separator, part) in [
+        ('-', dt.month),
+        ('-', dt.day),
+        ('T', dt.hour),
+        (':', dt.minute),
+        (':', dt.second),
+    ] {
+        out.push(separator);
+        push_padded(&mut out, u32::from(part), 2);
+    }
     push_fraction(&mut out, dt.nanos);
     out
 }
 
+/// `n` in decimal, zero-padded to at least `width` digits (`format!("{n:0width$}")`).
+fn push_padded(out: &mut String, n: u32, width: usize) {
+    let mut digits = [0u8; 10];
+    let mut at = digits.len();
+    let mut n = n;
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    for _ in digits.len() - at..width {
+        out.push('0');
+    }
+    out.extend(digits[at..].iter().map(|&d| char::from(d)));
+}
+
 fn push_fraction(out: &mut String, nanos: u32) {
     if nanos != 0 {
-        let digits = format!("{nanos:09}");
+        let mut digits = String::with_capacity(9);
+        push_padded(&mut digits, nanos, 9);
         out.push('.');
         out.push_str(digits.trim_end_matches('0'));
     }

@@ -5,7 +5,8 @@
 mod support;
 
 use cdc_connect_bridge::types::{
-    FieldKind, float32, iso_duration, iso_period, render, twos_complement, variable_scale,
+    FieldKind, float32, iso_duration, iso_local, iso_period, render, twos_complement,
+    variable_scale,
 };
 use cdc_connect_bridge::{
     RecordBuilder, RecordContext, TableFormat, base64, field_kind, write_rendered,
@@ -598,5 +599,28 @@ fn matching_values_always_render() {
                 );
             }
         }
+    }
+}
+
+proptest! {
+    /// Any date-time (the fields as stored, not checked for a real date) in the form `format!`
+    /// gives: the year padded to four digits after its sign, the fraction without trailing
+    /// zeros.
+    #[test]
+    fn iso_local_writes_as_format_does(
+        year in any::<i16>(), month in 0u8..=99, day in 0u8..=99, hour in 0u8..=99,
+        minute in 0u8..=99, second in 0u8..=99, nanos in prop_oneof![Just(0u32), 0u32..1_000_000_000],
+    ) {
+        let dt = cdc_core::value::OracleDateTime { year, month, day, hour, minute, second, nanos };
+        let sign = if year < 0 { "-" } else { "" };
+        let mut expected = format!(
+            "{sign}{:04}-{month:02}-{day:02}T{hour:02}:{minute:02}:{second:02}",
+            year.unsigned_abs()
+        );
+        if nanos != 0 {
+            expected.push('.');
+            expected.push_str(format!("{nanos:09}").trim_end_matches('0'));
+        }
+        prop_assert_eq!(iso_local(&dt), expected);
     }
 }
