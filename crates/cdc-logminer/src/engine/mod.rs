@@ -475,8 +475,8 @@ pub struct CaptureEngine<S: RedoSource> {
     /// Current schema version of each captured table.
     tables: Arc<foldhash::HashMap<TableId, DecodeTable>>,
     /// Every schema version decoded with, so a change committed after its table changed (or
-    /// was dropped) is published with the layout it was decoded with. Oldest first.
-    layouts: foldhash::HashMap<TableId, Vec<Arc<TableLayout>>>,
+    /// was dropped) is published with the layout it was decoded with.
+    layouts: SchemaVersions,
     next_version: HashMap<TableId, u32>,
     identity: DbIdentity,
     cursor: Cursor,
@@ -557,7 +557,7 @@ impl<S: RedoSource> CaptureEngine<S> {
             pool: Arc::new(pool),
             objects: Arc::default(),
             tables: Arc::default(),
-            layouts: foldhash::HashMap::default(),
+            layouts: SchemaVersions::default(),
             next_version: HashMap::new(),
             identity,
             cursor,
@@ -1230,7 +1230,7 @@ impl<S: RedoSource> CaptureEngine<S> {
             if !decision.emits(this) {
                 continue;
             }
-            let layout = layout_for(&self.layouts, &event);
+            let layout = self.layouts.of(&event);
             let resume = record_resume(
                 mined_to,
                 other_holds,
@@ -1340,11 +1340,7 @@ impl<S: RedoSource> CaptureEngine<S> {
                         .map_err(|e| CdcError::new(CdcCode::Decode, e.to_string()))?
                 }
             };
-            let layout = Arc::clone(decode_table.layout());
-            let versions = self.layouts.entry(table.clone()).or_default();
-            if !versions.iter().any(|v| v.version == layout.version) {
-                versions.push(layout);
-            }
+            self.layouts.register(&decode_table);
             decode_tables.insert(table, decode_table);
         }
         self.objects = Arc::new(objects);
@@ -1479,26 +1475,56 @@ impl<S: RedoSource> CaptureEngine<S> {
     }
 }
 
-/// The schema version a change was decoded with.
-fn layout_for(
-    layouts: &foldhash::HashMap<TableId, Vec<Arc<TableLayout>>>,
-    event: &ChangeEvent,
-) -> Arc<TableLayout> {
-    let version = event.change.schema_version;
-    let found = layouts
-        .get(&*event.change.table)
-        .and_then(|versions| versions.iter().rev().find(|l| l.version == version));
-    match found {
-        Some(layout) => Arc::clone(layout),
-        // unreachable: every decode table's layout is registered when it is made
-        None => Arc::new(TableLayout {
-            table: TableId::clone(&event.change.table),
-            version,
-            valid_from: Scn::ZERO,
-            columns: Vec::new(),
-            key: Vec::new(),
-            key_source: cdc_core::KeySource::None,
-        }),
+/// Every schema version decoded with.
+#[derive(Default)]
+struct SchemaVersions {
+    /// By table, oldest first.
+    by_table: foldhash::HashMap<TableId, Vec<Arc<TableLayout>>>,
+    /// The same layouts by the address of the table name the rows of one version share (one
+    /// `Arc` per version): a commit hashes one pointer per change instead of the name's
+    /// strings. The entry holds the name, so no later name can take its address.
+    by_shared_name: foldhash::HashMap<usize, (Arc<TableId>, Arc<TableLayout>)>,
+}
+
+impl SchemaVersions {
+    fn register(&mut self, table: &DecodeTable) {
+        let layout = table.layout();
+        let name = table.table();
+        self.by_shared_name
+            .entry(Arc::as_ptr(name) as usize)
+            .or_insert_with(|| (Arc::clone(name), Arc::clone(layout)));
+        let versions = self.by_table.entry(layout.table.clone()).or_default();
+        if !versions.iter().any(|v| v.version == layout.version) {
+            versions.push(Arc::clone(layout));
+        }
+    }
+
+    /// The schema version a change was decoded with.
+    fn of(&self, event: &ChangeEvent) -> Arc<TableLayout> {
+        let version = event.change.schema_version;
+        if let Some((_, layout)) = self
+            .by_shared_name
+            .get(&(Arc::as_ptr(&event.change.table) as usize))
+            && layout.version == version
+        {
+            return Arc::clone(layout);
+        }
+        let found = self
+            .by_table
+            .get(&*event.change.table)
+            .and_then(|versions| versions.iter().rev().find(|l| l.version == version));
+        match found {
+            Some(layout) => Arc::clone(layout),
+            // unreachable: every decode table's layout is registered when it is made
+            None => Arc::new(TableLayout {
+                table: TableId::clone(&event.change.table),
+                version,
+                valid_from: Scn::ZERO,
+                columns: Vec::new(),
+                key: Vec::new(),
+                key_source: cdc_core::KeySource::None,
+            }),
+        }
     }
 }
 
