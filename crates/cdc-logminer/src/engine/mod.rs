@@ -1544,6 +1544,9 @@ struct StepRows {
 }
 
 impl StepRows {
+    /// Inlined into the source's row callback, so that a row is moved once, straight into its
+    /// chunk.
+    #[inline(always)]
     fn push(&mut self, row: MinedRow) {
         match self.chunks.last_mut() {
             Some(chunk) if chunk.len() < chunk.capacity() => chunk.push(row),
