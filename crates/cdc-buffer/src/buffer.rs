@@ -441,7 +441,9 @@ impl CommitSummary {
 pub struct TransactionBuffer {
     settings: BufferSettings,
     /// Looked up for every mined row: foldhash rather than SipHash (the keys are ours).
-    transactions: foldhash::HashMap<ConXid, Txn>,
+    /// Boxed: an entry of a few hundred bytes was copied in and out of the table at every
+    /// START and COMMIT, and moved again whenever the table grew.
+    transactions: foldhash::HashMap<ConXid, Box<Txn>>,
     /// The resume pins of `transactions`, ordered: kept in step with every change of a pin.
     pins: PinIndex,
     heap_bytes: u64,
@@ -557,7 +559,7 @@ impl TransactionBuffer {
                 tracing::debug!(xid = %key, "second START row for an open transaction ignored")
             }
             None => {
-                let txn = self.new_txn(key, Some(start));
+                let txn = Box::new(self.new_txn(key, Some(start)));
                 self.pins.replace(None, txn.resume_pin());
                 self.transactions.insert(key, txn);
             }
@@ -573,7 +575,7 @@ impl TransactionBuffer {
             return Ok(None);
         };
         if !self.transactions.contains_key(&key) {
-            let txn = self.new_txn(key, None);
+            let txn = Box::new(self.new_txn(key, None));
             self.transactions.insert(key, txn);
         }
         Ok(Some(key))
@@ -801,7 +803,7 @@ impl TransactionBuffer {
     pub fn resume_floor(&self, except: Option<ConXid>) -> Option<(Scn, RedoAddr)> {
         let except = except
             .and_then(|key| self.transactions.get(&key))
-            .and_then(Txn::resume_pin);
+            .and_then(|t| t.resume_pin());
         self.pins.floor_without(except)
     }
 
@@ -811,7 +813,7 @@ impl TransactionBuffer {
 
     /// The `n` largest open transactions by heap plus disk bytes, largest first.
     pub fn largest(&self, n: usize) -> Vec<TxnSummary> {
-        let mut all: Vec<TxnSummary> = self.transactions.values().map(Txn::summary).collect();
+        let mut all: Vec<TxnSummary> = self.transactions.values().map(|t| t.summary()).collect();
         all.sort_by(|a, b| {
             b.total_bytes()
                 .cmp(&a.total_bytes())
@@ -838,7 +840,7 @@ impl TransactionBuffer {
             committed_transactions: self.counters.committed,
             rolled_back_transactions: self.counters.rolled_back,
             released_transactions: self.counters.released,
-            oldest_open_scn: self.transactions.values().map(Txn::first_scn).min(),
+            oldest_open_scn: self.transactions.values().map(|t| t.first_scn()).min(),
         }
     }
 
@@ -1008,7 +1010,7 @@ impl TransactionBuffer {
     }
 
     /// Takes a dropped transaction's bytes off the gauges and deletes its file.
-    fn drop_txn(&mut self, txn: Txn) -> Result<(), BufferError> {
+    fn drop_txn(&mut self, txn: Box<Txn>) -> Result<(), BufferError> {
         self.buffered_events -= txn.events;
         match txn.store {
             Store::Heap(log) => self.heap_bytes -= log.bytes,
