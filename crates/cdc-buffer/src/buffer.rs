@@ -31,9 +31,9 @@
 use std::collections::{HashMap, VecDeque};
 use std::fmt;
 use std::io::{Seek, SeekFrom};
-use std::iter::Flatten;
 use std::mem;
 use std::path::{Path, PathBuf};
+use std::vec;
 
 use cdc_core::{ChangeEvent, ConXid, RedoAddr, Scn};
 
@@ -177,29 +177,62 @@ pub struct BufferMetrics {
     pub oldest_open_scn: Option<Scn>,
 }
 
+/// A transaction's changes on the heap, in redo order, in chunks that grow with the list up to
+/// [`MAX_CHUNK`]. The first chunk is held apart: most transactions have a few changes and never
+/// need the list of further chunks, which would be an allocation of its own for each of them.
 struct HeapLog {
-    chunks: Vec<Vec<ChangeEvent>>,
+    first: Vec<ChangeEvent>,
+    /// The chunks after the first, once it is full.
+    more: Vec<Vec<ChangeEvent>>,
     len: u64,
     bytes: u64,
+}
+
+/// A heap log's changes, handed over in order.
+struct HeapChanges {
+    chunk: vec::IntoIter<ChangeEvent>,
+    more: vec::IntoIter<Vec<ChangeEvent>>,
+}
+
+impl Iterator for HeapChanges {
+    type Item = ChangeEvent;
+
+    #[inline]
+    fn next(&mut self) -> Option<ChangeEvent> {
+        loop {
+            if let Some(event) = self.chunk.next() {
+                return Some(event);
+            }
+            self.chunk = self.more.next()?.into_iter();
+        }
+    }
 }
 
 impl HeapLog {
     fn new() -> Self {
         HeapLog {
-            chunks: Vec::new(),
+            first: Vec::new(),
+            more: Vec::new(),
             len: 0,
             bytes: 0,
         }
     }
 
     fn push(&mut self, event: ChangeEvent, size: u64) {
-        match self.chunks.last_mut() {
-            Some(chunk) if chunk.len() < chunk.capacity() => chunk.push(event),
-            _ => {
-                let capacity = (self.len as usize).clamp(4, MAX_CHUNK);
-                let mut chunk = Vec::with_capacity(capacity);
-                chunk.push(event);
-                self.chunks.push(chunk);
+        let last = match self.more.last_mut() {
+            Some(chunk) => chunk,
+            None => &mut self.first,
+        };
+        if last.len() < last.capacity() {
+            last.push(event);
+        } else {
+            let capacity = (self.len as usize).clamp(4, MAX_CHUNK);
+            let mut chunk = Vec::with_capacity(capacity);
+            chunk.push(event);
+            if self.first.capacity() == 0 {
+                self.first = chunk;
+            } else {
+                self.more.push(chunk);
             }
         }
         self.len += 1;
@@ -208,23 +241,39 @@ impl HeapLog {
 
     /// Removes the latest change with this ROWID; returns it with its size.
     fn remove_latest(&mut self, row_id: &str) -> Option<(ChangeEvent, u64)> {
-        for c in (0..self.chunks.len()).rev() {
-            let chunk = &mut self.chunks[c];
-            if let Some(i) = chunk
-                .iter()
-                .rposition(|e| e.change.row_id.as_deref() == Some(row_id))
-            {
+        let matches = |e: &ChangeEvent| e.change.row_id.as_deref() == Some(row_id);
+        let chunks = self.more.len();
+        let in_more = self
+            .more
+            .iter()
+            .enumerate()
+            .rev()
+            .find_map(|(c, chunk)| chunk.iter().rposition(matches).map(|i| (c, i)));
+        let event = match in_more {
+            Some((c, i)) => {
+                let chunk = self.more.get_mut(c)?;
                 let event = chunk.remove(i);
-                if chunk.is_empty() && c + 1 != self.chunks.len() {
-                    self.chunks.remove(c);
+                if chunk.is_empty() && c + 1 != chunks {
+                    self.more.remove(c);
                 }
-                let size = change_heap_bytes(&event);
-                self.len -= 1;
-                self.bytes -= size;
-                return Some((event, size));
+                event
             }
+            None => {
+                let i = self.first.iter().rposition(matches)?;
+                self.first.remove(i)
+            }
+        };
+        let size = change_heap_bytes(&event);
+        self.len -= 1;
+        self.bytes -= size;
+        Some((event, size))
+    }
+
+    fn into_changes(self) -> HeapChanges {
+        HeapChanges {
+            chunk: self.first.into_iter(),
+            more: self.more.into_iter(),
         }
-        None
     }
 }
 
@@ -757,7 +806,7 @@ impl TransactionBuffer {
                 // off the gauge at once: while the changes are taken, the buffer is borrowed
                 // by them and nothing else can read it
                 self.heap_bytes -= log.bytes;
-                Source::Heap(log.chunks.into_iter().flatten())
+                Source::Heap(log.into_changes())
             }
             Store::Spilled(file) => {
                 self.spilled_transactions -= 1;
@@ -954,7 +1003,7 @@ impl TransactionBuffer {
         );
         self.spilled_transactions += 1;
         self.counters.spills += 1;
-        for event in log.chunks.into_iter().flatten() {
+        for event in log.into_changes() {
             let size = change_heap_bytes(&event);
             self.write_frame(key, FrameRef::Change(&event))?;
             self.heap_bytes -= size;
@@ -1203,7 +1252,7 @@ struct SpillSource {
 }
 
 enum Source {
-    Heap(Flatten<std::vec::IntoIter<Vec<ChangeEvent>>>),
+    Heap(HeapChanges),
     Spill(Box<SpillSource>),
 }
 
