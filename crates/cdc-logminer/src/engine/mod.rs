@@ -487,7 +487,8 @@ pub struct CaptureEngine<S: RedoSource> {
     position: Arc<Position>,
     skip: SkipRule,
     first_start: Option<cdc_offset::FirstStart>,
-    /// START SCNs of transactions whose START row was mined (first-start rule).
+    /// START SCNs of transactions whose START row was mined, kept only while the first-start
+    /// rule applies: it is their one reader.
     start_scns: foldhash::HashMap<ConXid, Scn>,
     /// INSERTs of rows with LOB locators (ROW_ID `AAAAAAAAAAAAAAAAAA`), held until their
     /// transaction's next data row: the locator UPDATE of the same row merges into them.
@@ -960,7 +961,9 @@ impl<S: RedoSource> CaptureEngine<S> {
         }
         match row.operation {
             Operation::Start => {
-                self.start_scns.insert(key, row.scn);
+                if self.first_start.is_some() {
+                    self.start_scns.insert(key, row.scn);
+                }
                 let start = StartInfo {
                     scn: row.scn,
                     addr: row.addr().ok(),
@@ -976,14 +979,18 @@ impl<S: RedoSource> CaptureEngine<S> {
                 Ok(0)
             }
             Operation::Rollback => {
-                self.start_scns.remove(&key);
+                if self.first_start.is_some() {
+                    self.start_scns.remove(&key);
+                }
                 if self.buffer.rollback(key)? {
                     self.metrics.rolled_back_transactions += 1;
                 }
                 Ok(0)
             }
             Operation::Commit => {
-                self.start_scns.remove(&key);
+                if self.first_start.is_some() {
+                    self.start_scns.remove(&key);
+                }
                 self.commit(row, key, sink)
             }
             Operation::Insert | Operation::Update | Operation::Delete if row.rollback => {
@@ -1263,7 +1270,9 @@ impl<S: RedoSource> CaptureEngine<S> {
         stream.finish()?;
         // the first acknowledged commit ends the first-start rule; from here on the skip
         // rule only needs the last commit, which every later record carries
-        self.first_start = None;
+        if self.first_start.take().is_some() {
+            self.start_scns = foldhash::HashMap::default();
+        }
         self.skip = self.position.skip_rule();
         self.metrics.transactions_committed += 1;
         self.metrics.records += emitted;
