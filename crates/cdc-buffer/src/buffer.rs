@@ -856,6 +856,13 @@ impl TransactionBuffer {
         self.pins.floor_without(except)
     }
 
+    /// At the COMMIT of `key`: [`TransactionBuffer::resume_floor`] of the others, and the
+    /// transaction's own [`TxnView::resume_pin`], found with one lookup.
+    pub fn commit_holds(&self, key: ConXid) -> (Option<Pin>, Option<Pin>) {
+        let own = self.transactions.get(&key).and_then(|t| t.resume_pin());
+        (self.pins.floor_without(own), own)
+    }
+
     pub fn transaction(&self, key: ConXid) -> Option<TxnView<'_>> {
         self.transactions.get(&key).map(|txn| TxnView { txn })
     }

@@ -1189,15 +1189,9 @@ impl<S: RedoSource> CaptureEngine<S> {
         // holds of the other open transactions: fixed while this commit is emitted; the resume
         // candidate takes the lowest address and the lowest SCN of them, which the buffer
         // keeps ordered
-        let other_holds = self
-            .buffer
-            .resume_floor(Some(key))
-            .map(|(scn, addr)| RedoMark::new(addr, scn));
-        let own_hold = self
-            .buffer
-            .transaction(key)
-            .and_then(|t| t.resume_pin())
-            .map(|(scn, addr)| RedoMark::new(addr, scn));
+        let (other_holds, own_hold) = self.buffer.commit_holds(key);
+        let other_holds = other_holds.map(|(scn, addr)| RedoMark::new(addr, scn));
+        let own_hold = own_hold.map(|(scn, addr)| RedoMark::new(addr, scn));
         let Some(mut stream) = self.buffer.commit(key)? else {
             return Ok(0);
         };
