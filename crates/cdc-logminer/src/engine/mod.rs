@@ -853,14 +853,23 @@ impl<S: RedoSource> CaptureEngine<S> {
             pool: Arc::clone(&self.pool),
         };
         let records = if rows.len() >= PIPELINE_MIN_ROWS {
+            // the decode thread takes the rows and hands each chunk back with its decoded
+            // forms: the rows are applied owned, so what a START or COMMIT row names moves into
+            // the buffer instead of being copied
+            let total = rows.len();
+            let handed = std::sync::Mutex::new(Some(rows));
             std::thread::scope(|scope| {
                 let (done, decoded) = std::sync::mpsc::sync_channel(PIPELINE_DEPTH);
-                let (rows, decoder) = (&rows, &decoder);
+                let (handed, decoder) = (&handed, &decoder);
                 let feeder = std::thread::Builder::new()
                     .name("cdc-decode-feed".to_owned())
                     .spawn_scoped(scope, move || {
-                        for chunk in &rows.chunks {
-                            if done.send(decoder.decode(chunk)).is_err() {
+                        let Some(rows) = take_rows(handed) else {
+                            return;
+                        };
+                        for chunk in rows.chunks {
+                            let chunk_decoded = decoder.decode(&chunk);
+                            if done.send((chunk, chunk_decoded)).is_err() {
                                 // the mining thread stopped applying (a stop or a closed sink)
                                 break;
                             }
@@ -869,18 +878,40 @@ impl<S: RedoSource> CaptureEngine<S> {
                 match feeder {
                     Ok(_) => {
                         self.metrics.pipelined_steps += 1;
-                        self.apply_decoded(rows.iter(), decoded.iter().flatten(), sink)
+                        let (mut records, mut applied) = (0, 0);
+                        for (chunk, chunk_decoded) in decoded.iter() {
+                            applied += chunk.len();
+                            records += self.apply_decoded(
+                                chunk.into_iter(),
+                                chunk_decoded.into_iter(),
+                                sink,
+                            )?;
+                        }
+                        if applied < total {
+                            // only if the decode thread died, which the scope then reports as
+                            // its panic
+                            return Err(CdcError::new(
+                                CdcCode::Decode,
+                                format!(
+                                    "the decode thread stopped after {applied} of the step's \
+                                     {total} rows"
+                                ),
+                            )
+                            .into());
+                        }
+                        Ok(records)
                     }
                     Err(error) => {
                         tracing::warn!(%error, "no decode thread; decoding the step first");
-                        let decoded = decoder.decode_all(rows);
-                        self.apply_decoded(rows.iter(), decoded.into_iter(), sink)
+                        let rows = take_rows(handed).unwrap_or_default();
+                        let decoded = decoder.decode_all(&rows);
+                        self.apply_decoded(rows.into_rows(), decoded.into_iter(), sink)
                     }
                 }
             })?
         } else {
             let decoded = decoder.decode_all(&rows);
-            self.apply_decoded(rows.iter(), decoded.into_iter(), sink)?
+            self.apply_decoded(rows.into_rows(), decoded.into_iter(), sink)?
         };
         if read.cut {
             self.metrics.step_cuts += 1;
@@ -889,14 +920,14 @@ impl<S: RedoSource> CaptureEngine<S> {
     }
 
     /// Applies `rows` with their decoded forms, in order, moving the cursor past each.
-    fn apply_decoded<'r>(
+    fn apply_decoded(
         &mut self,
-        rows: impl Iterator<Item = &'r MinedRow>,
+        rows: impl Iterator<Item = MinedRow>,
         mut decoded: impl Iterator<Item = Result<Decoded, DecodeError>>,
         sink: &mut dyn RecordSink,
     ) -> Result<u64, EngineError> {
         let mut records = 0;
-        for row in rows {
+        for mut row in rows {
             let Some(decoded) = decoded.next() else {
                 // only if the decode thread died, which the scope then reports as its panic
                 return Err(CdcError::new(
@@ -908,7 +939,7 @@ impl<S: RedoSource> CaptureEngine<S> {
                 )
                 .into());
             };
-            records += self.apply_row(row, decoded, sink)?;
+            records += self.apply_row(&mut row, decoded, sink)?;
             if let Ok(addr) = row.addr() {
                 self.cursor.bound = RedoBound::After(addr);
                 self.cursor.log_seq = addr.log_seq();
@@ -919,9 +950,10 @@ impl<S: RedoSource> CaptureEngine<S> {
         Ok(records)
     }
 
+    /// What the row names that the buffer keeps (user name, PDB, ROWID) is moved out of it.
     fn apply_row(
         &mut self,
-        row: &MinedRow,
+        row: &mut MinedRow,
         decoded: Result<Decoded, DecodeError>,
         sink: &mut dyn RecordSink,
     ) -> Result<u64, EngineError> {
@@ -967,13 +999,13 @@ impl<S: RedoSource> CaptureEngine<S> {
                 let start = StartInfo {
                     scn: row.scn,
                     addr: row.addr().ok(),
-                    username: row.username.clone(),
+                    username: row.username.take(),
                     session: match (row.session, row.serial) {
                         (Some(sid), Some(serial)) => Some(SessionId { sid, serial }),
                         _ => None,
                     },
                     client_id: None,
-                    pdb: row.src_con_name.clone(),
+                    pdb: row.src_con_name.take(),
                 };
                 self.buffer.begin(key, start)?;
                 Ok(0)
@@ -994,7 +1026,7 @@ impl<S: RedoSource> CaptureEngine<S> {
                 self.commit(row, key, sink)
             }
             Operation::Insert | Operation::Update | Operation::Delete if row.rollback => {
-                let Some(row_id) = row.row_id.clone().or_else(|| match &decoded {
+                let Some(row_id) = row.row_id.take().or_else(|| match &decoded {
                     Ok(Decoded::Change(change)) => change.row_id.clone(),
                     _ => None,
                 }) else {
@@ -1179,7 +1211,7 @@ impl<S: RedoSource> CaptureEngine<S> {
 
     fn commit(
         &mut self,
-        row: &MinedRow,
+        row: &mut MinedRow,
         key: ConXid,
         sink: &mut dyn RecordSink,
     ) -> Result<u64, EngineError> {
@@ -1212,12 +1244,12 @@ impl<S: RedoSource> CaptureEngine<S> {
             .map_or((None, None), |start| (start.pdb, start.username));
         let info = Arc::new(CommitInfo {
             con_xid: key,
-            pdb: pdb.or_else(|| row.src_con_name.clone()),
+            pdb: pdb.or_else(|| row.src_con_name.take()),
             commit_scn: row.scn,
             commit_addr,
             commit_time: row.timestamp,
             thread: row.thread,
-            username: username.or_else(|| row.username.clone()),
+            username: username.or_else(|| row.username.take()),
             first_scn,
             event_count,
             data_bytes,
@@ -1573,6 +1605,10 @@ impl StepRows {
         self.chunks.iter().flatten()
     }
 
+    fn into_rows(self) -> impl Iterator<Item = MinedRow> {
+        self.chunks.into_iter().flatten()
+    }
+
     /// CSF continuation rows joined to the row they continue (rare: only statements longer
     /// than 4 000 bytes have them).
     fn join_continuations(self) -> Result<StepRows, DecodeError> {
@@ -1604,6 +1640,14 @@ const FIRST_CHUNK_ROWS: usize = 16;
 /// Decoded chunks waiting to be applied, at most: bounds the memory the decode thread runs
 /// ahead with.
 const PIPELINE_DEPTH: usize = 4;
+
+/// The rows a step's decode thread takes (`None` once taken).
+fn take_rows(handed: &std::sync::Mutex<Option<StepRows>>) -> Option<StepRows> {
+    handed
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .take()
+}
 
 /// What decoding a step needs, owned so that a thread of its own can decode it while the
 /// engine applies it.
