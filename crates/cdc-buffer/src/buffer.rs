@@ -28,6 +28,7 @@
 //! The engine applies rows in redo order, so the changes of one transaction arrive in redo
 //! order and a COMMIT hands them over in the order they were appended.
 
+use std::collections::hash_map::Entry;
 use std::collections::{HashMap, VecDeque};
 use std::fmt;
 use std::io::{Seek, SeekFrom};
@@ -306,6 +307,21 @@ struct Txn {
 }
 
 impl Txn {
+    fn new(key: ConXid, created: u64, buffered_at_ms: u64, start: Option<StartInfo>) -> Txn {
+        Txn {
+            key,
+            created,
+            buffered_at_ms,
+            start,
+            first_change: None,
+            last_row: None,
+            events: 0,
+            ops: 0,
+            journaled: None,
+            store: Store::Heap(HeapLog::new()),
+        }
+    }
+
     fn heap_bytes(&self) -> u64 {
         match &self.store {
             Store::Heap(log) => log.bytes,
@@ -598,52 +614,70 @@ impl TransactionBuffer {
         let Some(key) = self.resolve(key, "START") else {
             return Ok(());
         };
-        match self.transactions.get_mut(&key) {
-            Some(txn) if txn.start.is_none() => {
-                let before = txn.resume_pin();
-                txn.start = Some(start);
-                self.pins.replace(before, txn.resume_pin());
+        match self.transactions.entry(key) {
+            Entry::Occupied(entry) => {
+                let txn = entry.into_mut();
+                if txn.start.is_none() {
+                    let before = txn.resume_pin();
+                    txn.start = Some(start);
+                    self.pins.replace(before, txn.resume_pin());
+                } else {
+                    tracing::debug!(xid = %key, "second START row for an open transaction ignored")
+                }
             }
-            Some(_) => {
-                tracing::debug!(xid = %key, "second START row for an open transaction ignored")
-            }
-            None => {
-                let txn = Box::new(self.new_txn(key, Some(start)));
+            Entry::Vacant(entry) => {
+                self.next_created += 1;
+                let txn = entry.insert(Box::new(Txn::new(
+                    key,
+                    self.next_created,
+                    self.clock_ms,
+                    Some(start),
+                )));
                 self.pins.replace(None, txn.resume_pin());
-                self.transactions.insert(key, txn);
             }
         }
         Ok(())
     }
 
-    /// The transaction a change row belongs to, opened (without a START) if it is new; `None`
-    /// for rows the buffer ignores (the all-zero XID, an unknown XIDSQN with no match).
-    fn txn_for_change(&mut self, key: ConXid) -> Result<Option<ConXid>, BufferError> {
+    /// The key of the transaction a change row belongs to; `None` for rows the buffer ignores
+    /// (the all-zero XID, an unknown XIDSQN with no match). See [`Self::change_txn`].
+    fn change_key(&mut self, key: ConXid) -> Result<Option<ConXid>, BufferError> {
         self.check_usable()?;
-        let Some(key) = self.resolve(key, "change") else {
-            return Ok(None);
-        };
-        if !self.transactions.contains_key(&key) {
-            let txn = Box::new(self.new_txn(key, None));
-            self.transactions.insert(key, txn);
-        }
-        Ok(Some(key))
+        Ok(self.resolve(key, "change"))
+    }
+
+    /// The transaction of a change row, opened (without a START) if it is new. It borrows the
+    /// table alone, so that the caller updates the pins and gauges with the one lookup.
+    fn change_txn<'t>(
+        transactions: &'t mut foldhash::HashMap<ConXid, Box<Txn>>,
+        next_created: &mut u64,
+        clock_ms: u64,
+        key: ConXid,
+    ) -> &'t mut Txn {
+        transactions.entry(key).or_insert_with(|| {
+            *next_created += 1;
+            Box::new(Txn::new(key, *next_created, clock_ms, None))
+        })
     }
 
     /// Notes a change the caller holds back for a moment (it will be appended, merged with
     /// the row that follows, before the transaction ends): the transaction exists and pins the
     /// restart position from that change on, exactly as if it had been appended.
     pub fn pin_change(&mut self, key: ConXid, scn: Scn, addr: RedoAddr) -> Result<(), BufferError> {
-        let Some(key) = self.txn_for_change(key)? else {
+        let Some(key) = self.change_key(key)? else {
             return Ok(());
         };
-        if let Some(txn) = self.transactions.get_mut(&key) {
-            txn.note_row(scn, addr);
-            if txn.first_change.is_none() {
-                let before = txn.resume_pin();
-                txn.first_change = Some((scn, addr));
-                self.pins.replace(before, txn.resume_pin());
-            }
+        let txn = Self::change_txn(
+            &mut self.transactions,
+            &mut self.next_created,
+            self.clock_ms,
+            key,
+        );
+        txn.note_row(scn, addr);
+        if txn.first_change.is_none() {
+            let before = txn.resume_pin();
+            txn.first_change = Some((scn, addr));
+            self.pins.replace(before, txn.resume_pin());
         }
         Ok(())
     }
@@ -651,15 +685,18 @@ impl TransactionBuffer {
     /// Appends a change (in redo order within its transaction). May spill transactions to
     /// bring the heap back within the budget.
     pub fn append(&mut self, key: ConXid, event: ChangeEvent) -> Result<(), BufferError> {
-        let Some(key) = self.txn_for_change(key)? else {
+        let Some(key) = self.change_key(key)? else {
             return Ok(());
         };
         self.counters.appended_changes += 1;
         self.buffered_events += 1;
         let spilled = {
-            let Some(txn) = self.transactions.get_mut(&key) else {
-                return Ok(());
-            };
+            let txn = Self::change_txn(
+                &mut self.transactions,
+                &mut self.next_created,
+                self.clock_ms,
+                key,
+            );
             txn.note_row(event.scn, event.addr);
             if txn.first_change.is_none() {
                 let before = txn.resume_pin();
@@ -897,22 +934,6 @@ impl TransactionBuffer {
             rolled_back_transactions: self.counters.rolled_back,
             released_transactions: self.counters.released,
             oldest_open_scn: self.transactions.values().map(|t| t.first_scn()).min(),
-        }
-    }
-
-    fn new_txn(&mut self, key: ConXid, start: Option<StartInfo>) -> Txn {
-        self.next_created += 1;
-        Txn {
-            key,
-            created: self.next_created,
-            buffered_at_ms: self.clock_ms,
-            start,
-            first_change: None,
-            last_row: None,
-            events: 0,
-            ops: 0,
-            journaled: None,
-            store: Store::Heap(HeapLog::new()),
         }
     }
 
