@@ -940,6 +940,8 @@ impl TransactionBuffer {
     /// The key a row belongs to: itself, or for XIDSQN 0xFFFFFFFF the newest open
     /// transaction in the same (container, USN, slot) (ADR-22). `None` for the all-zero XID
     /// and for an unknown sequence with no such transaction (counted and logged).
+    /// Inlined: every row asks, and nearly every row names its own key.
+    #[inline]
     fn resolve(&mut self, key: ConXid, row: &'static str) -> Option<ConXid> {
         if key.xid.is_zero() {
             return None;
@@ -947,6 +949,12 @@ impl TransactionBuffer {
         if !key.xid.has_unknown_sqn() {
             return Some(key);
         }
+        self.resolve_unknown_sqn(key, row)
+    }
+
+    /// [`Self::resolve`] for XIDSQN 0xFFFFFFFF (rare): kept out of line.
+    #[inline(never)]
+    fn resolve_unknown_sqn(&mut self, key: ConXid, row: &'static str) -> Option<ConXid> {
         let found = self
             .transactions
             .values()
