@@ -28,12 +28,13 @@
 //! The engine applies rows in redo order, so the changes of one transaction arrive in redo
 //! order and a COMMIT hands them over in the order they were appended.
 
+use std::collections::hash_map::Entry;
 use std::collections::{HashMap, VecDeque};
 use std::fmt;
 use std::io::{Seek, SeekFrom};
-use std::iter::Flatten;
 use std::mem;
 use std::path::{Path, PathBuf};
+use std::vec;
 
 use cdc_core::{ChangeEvent, ConXid, RedoAddr, Scn};
 
@@ -177,29 +178,62 @@ pub struct BufferMetrics {
     pub oldest_open_scn: Option<Scn>,
 }
 
+/// A transaction's changes on the heap, in redo order, in chunks that grow with the list up to
+/// [`MAX_CHUNK`]. The first chunk is held apart: most transactions have a few changes and never
+/// need the list of further chunks, which would be an allocation of its own for each of them.
 struct HeapLog {
-    chunks: Vec<Vec<ChangeEvent>>,
+    first: Vec<ChangeEvent>,
+    /// The chunks after the first, once it is full.
+    more: Vec<Vec<ChangeEvent>>,
     len: u64,
     bytes: u64,
+}
+
+/// A heap log's changes, handed over in order.
+struct HeapChanges {
+    chunk: vec::IntoIter<ChangeEvent>,
+    more: vec::IntoIter<Vec<ChangeEvent>>,
+}
+
+impl Iterator for HeapChanges {
+    type Item = ChangeEvent;
+
+    #[inline]
+    fn next(&mut self) -> Option<ChangeEvent> {
+        loop {
+            if let Some(event) = self.chunk.next() {
+                return Some(event);
+            }
+            self.chunk = self.more.next()?.into_iter();
+        }
+    }
 }
 
 impl HeapLog {
     fn new() -> Self {
         HeapLog {
-            chunks: Vec::new(),
+            first: Vec::new(),
+            more: Vec::new(),
             len: 0,
             bytes: 0,
         }
     }
 
     fn push(&mut self, event: ChangeEvent, size: u64) {
-        match self.chunks.last_mut() {
-            Some(chunk) if chunk.len() < chunk.capacity() => chunk.push(event),
-            _ => {
-                let capacity = (self.len as usize).clamp(4, MAX_CHUNK);
-                let mut chunk = Vec::with_capacity(capacity);
-                chunk.push(event);
-                self.chunks.push(chunk);
+        let last = match self.more.last_mut() {
+            Some(chunk) => chunk,
+            None => &mut self.first,
+        };
+        if last.len() < last.capacity() {
+            last.push(event);
+        } else {
+            let capacity = (self.len as usize).clamp(4, MAX_CHUNK);
+            let mut chunk = Vec::with_capacity(capacity);
+            chunk.push(event);
+            if self.first.capacity() == 0 {
+                self.first = chunk;
+            } else {
+                self.more.push(chunk);
             }
         }
         self.len += 1;
@@ -208,23 +242,39 @@ impl HeapLog {
 
     /// Removes the latest change with this ROWID; returns it with its size.
     fn remove_latest(&mut self, row_id: &str) -> Option<(ChangeEvent, u64)> {
-        for c in (0..self.chunks.len()).rev() {
-            let chunk = &mut self.chunks[c];
-            if let Some(i) = chunk
-                .iter()
-                .rposition(|e| e.change.row_id.as_deref() == Some(row_id))
-            {
+        let matches = |e: &ChangeEvent| e.change.row_id.as_deref() == Some(row_id);
+        let chunks = self.more.len();
+        let in_more = self
+            .more
+            .iter()
+            .enumerate()
+            .rev()
+            .find_map(|(c, chunk)| chunk.iter().rposition(matches).map(|i| (c, i)));
+        let event = match in_more {
+            Some((c, i)) => {
+                let chunk = self.more.get_mut(c)?;
                 let event = chunk.remove(i);
-                if chunk.is_empty() && c + 1 != self.chunks.len() {
-                    self.chunks.remove(c);
+                if chunk.is_empty() && c + 1 != chunks {
+                    self.more.remove(c);
                 }
-                let size = change_heap_bytes(&event);
-                self.len -= 1;
-                self.bytes -= size;
-                return Some((event, size));
+                event
             }
+            None => {
+                let i = self.first.iter().rposition(matches)?;
+                self.first.remove(i)
+            }
+        };
+        let size = change_heap_bytes(&event);
+        self.len -= 1;
+        self.bytes -= size;
+        Some((event, size))
+    }
+
+    fn into_changes(self) -> HeapChanges {
+        HeapChanges {
+            chunk: self.first.into_iter(),
+            more: self.more.into_iter(),
         }
-        None
     }
 }
 
@@ -257,6 +307,21 @@ struct Txn {
 }
 
 impl Txn {
+    fn new(key: ConXid, created: u64, buffered_at_ms: u64, start: Option<StartInfo>) -> Txn {
+        Txn {
+            key,
+            created,
+            buffered_at_ms,
+            start,
+            first_change: None,
+            last_row: None,
+            events: 0,
+            ops: 0,
+            journaled: None,
+            store: Store::Heap(HeapLog::new()),
+        }
+    }
+
     fn heap_bytes(&self) -> u64 {
         match &self.store {
             Store::Heap(log) => log.bytes,
@@ -441,7 +506,9 @@ impl CommitSummary {
 pub struct TransactionBuffer {
     settings: BufferSettings,
     /// Looked up for every mined row: foldhash rather than SipHash (the keys are ours).
-    transactions: foldhash::HashMap<ConXid, Txn>,
+    /// Boxed: an entry of a few hundred bytes was copied in and out of the table at every
+    /// START and COMMIT, and moved again whenever the table grew.
+    transactions: foldhash::HashMap<ConXid, Box<Txn>>,
     /// The resume pins of `transactions`, ordered: kept in step with every change of a pin.
     pins: PinIndex,
     heap_bytes: u64,
@@ -547,52 +614,70 @@ impl TransactionBuffer {
         let Some(key) = self.resolve(key, "START") else {
             return Ok(());
         };
-        match self.transactions.get_mut(&key) {
-            Some(txn) if txn.start.is_none() => {
-                let before = txn.resume_pin();
-                txn.start = Some(start);
-                self.pins.replace(before, txn.resume_pin());
+        match self.transactions.entry(key) {
+            Entry::Occupied(entry) => {
+                let txn = entry.into_mut();
+                if txn.start.is_none() {
+                    let before = txn.resume_pin();
+                    txn.start = Some(start);
+                    self.pins.replace(before, txn.resume_pin());
+                } else {
+                    tracing::debug!(xid = %key, "second START row for an open transaction ignored")
+                }
             }
-            Some(_) => {
-                tracing::debug!(xid = %key, "second START row for an open transaction ignored")
-            }
-            None => {
-                let txn = self.new_txn(key, Some(start));
+            Entry::Vacant(entry) => {
+                self.next_created += 1;
+                let txn = entry.insert(Box::new(Txn::new(
+                    key,
+                    self.next_created,
+                    self.clock_ms,
+                    Some(start),
+                )));
                 self.pins.replace(None, txn.resume_pin());
-                self.transactions.insert(key, txn);
             }
         }
         Ok(())
     }
 
-    /// The transaction a change row belongs to, opened (without a START) if it is new; `None`
-    /// for rows the buffer ignores (the all-zero XID, an unknown XIDSQN with no match).
-    fn txn_for_change(&mut self, key: ConXid) -> Result<Option<ConXid>, BufferError> {
+    /// The key of the transaction a change row belongs to; `None` for rows the buffer ignores
+    /// (the all-zero XID, an unknown XIDSQN with no match). See [`Self::change_txn`].
+    fn change_key(&mut self, key: ConXid) -> Result<Option<ConXid>, BufferError> {
         self.check_usable()?;
-        let Some(key) = self.resolve(key, "change") else {
-            return Ok(None);
-        };
-        if !self.transactions.contains_key(&key) {
-            let txn = self.new_txn(key, None);
-            self.transactions.insert(key, txn);
-        }
-        Ok(Some(key))
+        Ok(self.resolve(key, "change"))
+    }
+
+    /// The transaction of a change row, opened (without a START) if it is new. It borrows the
+    /// table alone, so that the caller updates the pins and gauges with the one lookup.
+    fn change_txn<'t>(
+        transactions: &'t mut foldhash::HashMap<ConXid, Box<Txn>>,
+        next_created: &mut u64,
+        clock_ms: u64,
+        key: ConXid,
+    ) -> &'t mut Txn {
+        transactions.entry(key).or_insert_with(|| {
+            *next_created += 1;
+            Box::new(Txn::new(key, *next_created, clock_ms, None))
+        })
     }
 
     /// Notes a change the caller holds back for a moment (it will be appended, merged with
     /// the row that follows, before the transaction ends): the transaction exists and pins the
     /// restart position from that change on, exactly as if it had been appended.
     pub fn pin_change(&mut self, key: ConXid, scn: Scn, addr: RedoAddr) -> Result<(), BufferError> {
-        let Some(key) = self.txn_for_change(key)? else {
+        let Some(key) = self.change_key(key)? else {
             return Ok(());
         };
-        if let Some(txn) = self.transactions.get_mut(&key) {
-            txn.note_row(scn, addr);
-            if txn.first_change.is_none() {
-                let before = txn.resume_pin();
-                txn.first_change = Some((scn, addr));
-                self.pins.replace(before, txn.resume_pin());
-            }
+        let txn = Self::change_txn(
+            &mut self.transactions,
+            &mut self.next_created,
+            self.clock_ms,
+            key,
+        );
+        txn.note_row(scn, addr);
+        if txn.first_change.is_none() {
+            let before = txn.resume_pin();
+            txn.first_change = Some((scn, addr));
+            self.pins.replace(before, txn.resume_pin());
         }
         Ok(())
     }
@@ -600,15 +685,18 @@ impl TransactionBuffer {
     /// Appends a change (in redo order within its transaction). May spill transactions to
     /// bring the heap back within the budget.
     pub fn append(&mut self, key: ConXid, event: ChangeEvent) -> Result<(), BufferError> {
-        let Some(key) = self.txn_for_change(key)? else {
+        let Some(key) = self.change_key(key)? else {
             return Ok(());
         };
         self.counters.appended_changes += 1;
         self.buffered_events += 1;
         let spilled = {
-            let Some(txn) = self.transactions.get_mut(&key) else {
-                return Ok(());
-            };
+            let txn = Self::change_txn(
+                &mut self.transactions,
+                &mut self.next_created,
+                self.clock_ms,
+                key,
+            );
             txn.note_row(event.scn, event.addr);
             if txn.first_change.is_none() {
                 let before = txn.resume_pin();
@@ -755,7 +843,7 @@ impl TransactionBuffer {
                 // off the gauge at once: while the changes are taken, the buffer is borrowed
                 // by them and nothing else can read it
                 self.heap_bytes -= log.bytes;
-                Source::Heap(log.chunks.into_iter().flatten())
+                Source::Heap(log.into_changes())
             }
             Store::Spilled(file) => {
                 self.spilled_transactions -= 1;
@@ -801,8 +889,15 @@ impl TransactionBuffer {
     pub fn resume_floor(&self, except: Option<ConXid>) -> Option<(Scn, RedoAddr)> {
         let except = except
             .and_then(|key| self.transactions.get(&key))
-            .and_then(Txn::resume_pin);
+            .and_then(|t| t.resume_pin());
         self.pins.floor_without(except)
+    }
+
+    /// At the COMMIT of `key`: [`TransactionBuffer::resume_floor`] of the others, and the
+    /// transaction's own [`TxnView::resume_pin`], found with one lookup.
+    pub fn commit_holds(&self, key: ConXid) -> (Option<Pin>, Option<Pin>) {
+        let own = self.transactions.get(&key).and_then(|t| t.resume_pin());
+        (self.pins.floor_without(own), own)
     }
 
     pub fn transaction(&self, key: ConXid) -> Option<TxnView<'_>> {
@@ -811,7 +906,7 @@ impl TransactionBuffer {
 
     /// The `n` largest open transactions by heap plus disk bytes, largest first.
     pub fn largest(&self, n: usize) -> Vec<TxnSummary> {
-        let mut all: Vec<TxnSummary> = self.transactions.values().map(Txn::summary).collect();
+        let mut all: Vec<TxnSummary> = self.transactions.values().map(|t| t.summary()).collect();
         all.sort_by(|a, b| {
             b.total_bytes()
                 .cmp(&a.total_bytes())
@@ -838,29 +933,15 @@ impl TransactionBuffer {
             committed_transactions: self.counters.committed,
             rolled_back_transactions: self.counters.rolled_back,
             released_transactions: self.counters.released,
-            oldest_open_scn: self.transactions.values().map(Txn::first_scn).min(),
-        }
-    }
-
-    fn new_txn(&mut self, key: ConXid, start: Option<StartInfo>) -> Txn {
-        self.next_created += 1;
-        Txn {
-            key,
-            created: self.next_created,
-            buffered_at_ms: self.clock_ms,
-            start,
-            first_change: None,
-            last_row: None,
-            events: 0,
-            ops: 0,
-            journaled: None,
-            store: Store::Heap(HeapLog::new()),
+            oldest_open_scn: self.transactions.values().map(|t| t.first_scn()).min(),
         }
     }
 
     /// The key a row belongs to: itself, or for XIDSQN 0xFFFFFFFF the newest open
     /// transaction in the same (container, USN, slot) (ADR-22). `None` for the all-zero XID
     /// and for an unknown sequence with no such transaction (counted and logged).
+    /// Inlined: every row asks, and nearly every row names its own key.
+    #[inline]
     fn resolve(&mut self, key: ConXid, row: &'static str) -> Option<ConXid> {
         if key.xid.is_zero() {
             return None;
@@ -868,6 +949,12 @@ impl TransactionBuffer {
         if !key.xid.has_unknown_sqn() {
             return Some(key);
         }
+        self.resolve_unknown_sqn(key, row)
+    }
+
+    /// [`Self::resolve`] for XIDSQN 0xFFFFFFFF (rare): kept out of line.
+    #[inline(never)]
+    fn resolve_unknown_sqn(&mut self, key: ConXid, row: &'static str) -> Option<ConXid> {
         let found = self
             .transactions
             .values()
@@ -952,7 +1039,7 @@ impl TransactionBuffer {
         );
         self.spilled_transactions += 1;
         self.counters.spills += 1;
-        for event in log.chunks.into_iter().flatten() {
+        for event in log.into_changes() {
             let size = change_heap_bytes(&event);
             self.write_frame(key, FrameRef::Change(&event))?;
             self.heap_bytes -= size;
@@ -1008,7 +1095,7 @@ impl TransactionBuffer {
     }
 
     /// Takes a dropped transaction's bytes off the gauges and deletes its file.
-    fn drop_txn(&mut self, txn: Txn) -> Result<(), BufferError> {
+    fn drop_txn(&mut self, txn: Box<Txn>) -> Result<(), BufferError> {
         self.buffered_events -= txn.events;
         match txn.store {
             Store::Heap(log) => self.heap_bytes -= log.bytes,
@@ -1201,7 +1288,7 @@ struct SpillSource {
 }
 
 enum Source {
-    Heap(Flatten<std::vec::IntoIter<Vec<ChangeEvent>>>),
+    Heap(HeapChanges),
     Spill(Box<SpillSource>),
 }
 

@@ -506,8 +506,8 @@ pub struct CaptureEngine<S: RedoSource> {
     /// Current schema version of each captured table.
     tables: Arc<foldhash::HashMap<TableId, DecodeTable>>,
     /// Every schema version decoded with, so a change committed after its table changed (or
-    /// was dropped) is published with the layout it was decoded with. Oldest first.
-    layouts: foldhash::HashMap<TableId, Vec<Arc<TableLayout>>>,
+    /// was dropped) is published with the layout it was decoded with.
+    layouts: SchemaVersions,
     next_version: HashMap<TableId, u32>,
     identity: DbIdentity,
     cursor: Cursor,
@@ -518,7 +518,8 @@ pub struct CaptureEngine<S: RedoSource> {
     position: Arc<Position>,
     skip: SkipRule,
     first_start: Option<cdc_offset::FirstStart>,
-    /// START SCNs of transactions whose START row was mined (first-start rule).
+    /// START SCNs of transactions whose START row was mined, kept only while the first-start
+    /// rule applies: it is their one reader.
     start_scns: foldhash::HashMap<ConXid, Scn>,
     /// INSERTs of rows with LOB locators (ROW_ID `AAAAAAAAAAAAAAAAAA`), held until their
     /// transaction's next data row: the locator UPDATE of the same row merges into them.
@@ -588,7 +589,7 @@ impl<S: RedoSource> CaptureEngine<S> {
             pool: Arc::new(pool),
             objects: Arc::default(),
             tables: Arc::default(),
-            layouts: foldhash::HashMap::default(),
+            layouts: SchemaVersions::default(),
             next_version: HashMap::new(),
             identity,
             cursor,
@@ -883,14 +884,23 @@ impl<S: RedoSource> CaptureEngine<S> {
             pool: Arc::clone(&self.pool),
         };
         let records = if rows.len() >= PIPELINE_MIN_ROWS {
+            // the decode thread takes the rows and hands each chunk back with its decoded
+            // forms: the rows are applied owned, so what a START or COMMIT row names moves into
+            // the buffer instead of being copied
+            let total = rows.len();
+            let handed = std::sync::Mutex::new(Some(rows));
             std::thread::scope(|scope| {
                 let (done, decoded) = std::sync::mpsc::sync_channel(PIPELINE_DEPTH);
-                let (rows, decoder) = (&rows, &decoder);
+                let (handed, decoder) = (&handed, &decoder);
                 let feeder = std::thread::Builder::new()
                     .name("cdc-decode-feed".to_owned())
                     .spawn_scoped(scope, move || {
-                        for chunk in &rows.chunks {
-                            if done.send(decoder.decode(chunk)).is_err() {
+                        let Some(rows) = take_rows(handed) else {
+                            return;
+                        };
+                        for chunk in rows.chunks {
+                            let chunk_decoded = decoder.decode(&chunk);
+                            if done.send((chunk, chunk_decoded)).is_err() {
                                 // the mining thread stopped applying (a stop or a closed sink)
                                 break;
                             }
@@ -899,18 +909,40 @@ impl<S: RedoSource> CaptureEngine<S> {
                 match feeder {
                     Ok(_) => {
                         self.metrics.pipelined_steps += 1;
-                        self.apply_decoded(rows.iter(), decoded.iter().flatten(), sink)
+                        let (mut records, mut applied) = (0, 0);
+                        for (chunk, chunk_decoded) in decoded.iter() {
+                            applied += chunk.len();
+                            records += self.apply_decoded(
+                                chunk.into_iter(),
+                                chunk_decoded.into_iter(),
+                                sink,
+                            )?;
+                        }
+                        if applied < total {
+                            // only if the decode thread died, which the scope then reports as
+                            // its panic
+                            return Err(CdcError::new(
+                                CdcCode::Decode,
+                                format!(
+                                    "the decode thread stopped after {applied} of the step's \
+                                     {total} rows"
+                                ),
+                            )
+                            .into());
+                        }
+                        Ok(records)
                     }
                     Err(error) => {
                         tracing::warn!(%error, "no decode thread; decoding the step first");
-                        let decoded = decoder.decode_all(rows);
-                        self.apply_decoded(rows.iter(), decoded.into_iter(), sink)
+                        let rows = take_rows(handed).unwrap_or_default();
+                        let decoded = decoder.decode_all(&rows);
+                        self.apply_decoded(rows.into_rows(), decoded.into_iter(), sink)
                     }
                 }
             })?
         } else {
             let decoded = decoder.decode_all(&rows);
-            self.apply_decoded(rows.iter(), decoded.into_iter(), sink)?
+            self.apply_decoded(rows.into_rows(), decoded.into_iter(), sink)?
         };
         if read.cut {
             self.metrics.step_cuts += 1;
@@ -919,14 +951,14 @@ impl<S: RedoSource> CaptureEngine<S> {
     }
 
     /// Applies `rows` with their decoded forms, in order, moving the cursor past each.
-    fn apply_decoded<'r>(
+    fn apply_decoded(
         &mut self,
-        rows: impl Iterator<Item = &'r MinedRow>,
+        rows: impl Iterator<Item = MinedRow>,
         mut decoded: impl Iterator<Item = Result<Decoded, DecodeError>>,
         sink: &mut dyn RecordSink,
     ) -> Result<u64, EngineError> {
         let mut records = 0;
-        for row in rows {
+        for mut row in rows {
             let Some(decoded) = decoded.next() else {
                 // only if the decode thread died, which the scope then reports as its panic
                 return Err(CdcError::new(
@@ -938,7 +970,7 @@ impl<S: RedoSource> CaptureEngine<S> {
                 )
                 .into());
             };
-            records += self.apply_row(row, decoded, sink)?;
+            records += self.apply_row(&mut row, decoded, sink)?;
             if let Ok(addr) = row.addr() {
                 self.cursor.bound = RedoBound::After(addr);
                 self.cursor.log_seq = addr.log_seq();
@@ -949,9 +981,10 @@ impl<S: RedoSource> CaptureEngine<S> {
         Ok(records)
     }
 
+    /// What the row names that the buffer keeps (user name, PDB, ROWID) is moved out of it.
     fn apply_row(
         &mut self,
-        row: &MinedRow,
+        row: &mut MinedRow,
         decoded: Result<Decoded, DecodeError>,
         sink: &mut dyn RecordSink,
     ) -> Result<u64, EngineError> {
@@ -991,34 +1024,40 @@ impl<S: RedoSource> CaptureEngine<S> {
         }
         match row.operation {
             Operation::Start => {
-                self.start_scns.insert(key, row.scn);
+                if self.first_start.is_some() {
+                    self.start_scns.insert(key, row.scn);
+                }
                 let start = StartInfo {
                     scn: row.scn,
                     addr: row.addr().ok(),
-                    username: row.username.clone(),
+                    username: row.username.take(),
                     session: match (row.session, row.serial) {
                         (Some(sid), Some(serial)) => Some(SessionId { sid, serial }),
                         _ => None,
                     },
                     client_id: None,
-                    pdb: row.src_con_name.clone(),
+                    pdb: row.src_con_name.take(),
                 };
                 self.buffer.begin(key, start)?;
                 Ok(0)
             }
             Operation::Rollback => {
-                self.start_scns.remove(&key);
+                if self.first_start.is_some() {
+                    self.start_scns.remove(&key);
+                }
                 if self.buffer.rollback(key)? {
                     self.metrics.rolled_back_transactions += 1;
                 }
                 Ok(0)
             }
             Operation::Commit => {
-                self.start_scns.remove(&key);
+                if self.first_start.is_some() {
+                    self.start_scns.remove(&key);
+                }
                 self.commit(row, key, sink)
             }
             Operation::Insert | Operation::Update | Operation::Delete if row.rollback => {
-                let Some(row_id) = row.row_id.clone().or_else(|| match &decoded {
+                let Some(row_id) = row.row_id.take().or_else(|| match &decoded {
                     Ok(Decoded::Change(change)) => change.row_id.clone(),
                     _ => None,
                 }) else {
@@ -1203,7 +1242,7 @@ impl<S: RedoSource> CaptureEngine<S> {
 
     fn commit(
         &mut self,
-        row: &MinedRow,
+        row: &mut MinedRow,
         key: ConXid,
         sink: &mut dyn RecordSink,
     ) -> Result<u64, EngineError> {
@@ -1213,15 +1252,9 @@ impl<S: RedoSource> CaptureEngine<S> {
         // holds of the other open transactions: fixed while this commit is emitted; the resume
         // candidate takes the lowest address and the lowest SCN of them, which the buffer
         // keeps ordered
-        let other_holds = self
-            .buffer
-            .resume_floor(Some(key))
-            .map(|(scn, addr)| RedoMark::new(addr, scn));
-        let own_hold = self
-            .buffer
-            .transaction(key)
-            .and_then(|t| t.resume_pin())
-            .map(|(scn, addr)| RedoMark::new(addr, scn));
+        let (other_holds, own_hold) = self.buffer.commit_holds(key);
+        let other_holds = other_holds.map(|(scn, addr)| RedoMark::new(addr, scn));
+        let own_hold = own_hold.map(|(scn, addr)| RedoMark::new(addr, scn));
         let Some(mut stream) = self.buffer.commit(key)? else {
             return Ok(0);
         };
@@ -1242,12 +1275,12 @@ impl<S: RedoSource> CaptureEngine<S> {
             .map_or((None, None), |start| (start.pdb, start.username));
         let info = Arc::new(CommitInfo {
             con_xid: key,
-            pdb: pdb.or_else(|| row.src_con_name.clone()),
+            pdb: pdb.or_else(|| row.src_con_name.take()),
             commit_scn: row.scn,
             commit_addr,
             commit_time: row.timestamp,
             thread: row.thread,
-            username: username.or_else(|| row.username.clone()),
+            username: username.or_else(|| row.username.take()),
             first_scn,
             event_count,
             data_bytes,
@@ -1263,7 +1296,7 @@ impl<S: RedoSource> CaptureEngine<S> {
             if !decision.emits(this) {
                 continue;
             }
-            let layout = layout_for(&self.layouts, &event);
+            let layout = self.layouts.of(&event);
             let resume = record_resume(
                 mined_to,
                 other_holds,
@@ -1297,7 +1330,9 @@ impl<S: RedoSource> CaptureEngine<S> {
         stream.finish()?;
         // the first acknowledged commit ends the first-start rule; from here on the skip
         // rule only needs the last commit, which every later record carries
-        self.first_start = None;
+        if self.first_start.take().is_some() {
+            self.start_scns = foldhash::HashMap::default();
+        }
         self.skip = self.position.skip_rule();
         self.metrics.transactions_committed += 1;
         self.metrics.records += emitted;
@@ -1374,11 +1409,7 @@ impl<S: RedoSource> CaptureEngine<S> {
                         .map_err(|e| CdcError::new(CdcCode::Decode, e.to_string()))?
                 }
             };
-            let layout = Arc::clone(decode_table.layout());
-            let versions = self.layouts.entry(table.clone()).or_default();
-            if !versions.iter().any(|v| v.version == layout.version) {
-                versions.push(layout);
-            }
+            self.layouts.register(&decode_table);
             decode_tables.insert(table, decode_table);
         }
         self.objects = Arc::new(objects);
@@ -1513,26 +1544,56 @@ impl<S: RedoSource> CaptureEngine<S> {
     }
 }
 
-/// The schema version a change was decoded with.
-fn layout_for(
-    layouts: &foldhash::HashMap<TableId, Vec<Arc<TableLayout>>>,
-    event: &ChangeEvent,
-) -> Arc<TableLayout> {
-    let version = event.change.schema_version;
-    let found = layouts
-        .get(&*event.change.table)
-        .and_then(|versions| versions.iter().rev().find(|l| l.version == version));
-    match found {
-        Some(layout) => Arc::clone(layout),
-        // unreachable: every decode table's layout is registered when it is made
-        None => Arc::new(TableLayout {
-            table: TableId::clone(&event.change.table),
-            version,
-            valid_from: Scn::ZERO,
-            columns: Vec::new(),
-            key: Vec::new(),
-            key_source: cdc_core::KeySource::None,
-        }),
+/// Every schema version decoded with.
+#[derive(Default)]
+struct SchemaVersions {
+    /// By table, oldest first.
+    by_table: foldhash::HashMap<TableId, Vec<Arc<TableLayout>>>,
+    /// The same layouts by the address of the table name the rows of one version share (one
+    /// `Arc` per version): a commit hashes one pointer per change instead of the name's
+    /// strings. The entry holds the name, so no later name can take its address.
+    by_shared_name: foldhash::HashMap<usize, (Arc<TableId>, Arc<TableLayout>)>,
+}
+
+impl SchemaVersions {
+    fn register(&mut self, table: &DecodeTable) {
+        let layout = table.layout();
+        let name = table.table();
+        self.by_shared_name
+            .entry(Arc::as_ptr(name) as usize)
+            .or_insert_with(|| (Arc::clone(name), Arc::clone(layout)));
+        let versions = self.by_table.entry(layout.table.clone()).or_default();
+        if !versions.iter().any(|v| v.version == layout.version) {
+            versions.push(Arc::clone(layout));
+        }
+    }
+
+    /// The schema version a change was decoded with.
+    fn of(&self, event: &ChangeEvent) -> Arc<TableLayout> {
+        let version = event.change.schema_version;
+        if let Some((_, layout)) = self
+            .by_shared_name
+            .get(&(Arc::as_ptr(&event.change.table) as usize))
+            && layout.version == version
+        {
+            return Arc::clone(layout);
+        }
+        let found = self
+            .by_table
+            .get(&*event.change.table)
+            .and_then(|versions| versions.iter().rev().find(|l| l.version == version));
+        match found {
+            Some(layout) => Arc::clone(layout),
+            // unreachable: every decode table's layout is registered when it is made
+            None => Arc::new(TableLayout {
+                table: TableId::clone(&event.change.table),
+                version,
+                valid_from: Scn::ZERO,
+                columns: Vec::new(),
+                key: Vec::new(),
+                key_source: cdc_core::KeySource::None,
+            }),
+        }
     }
 }
 
@@ -1552,6 +1613,9 @@ struct StepRows {
 }
 
 impl StepRows {
+    /// Inlined into the source's row callback, so that a row is moved once, straight into its
+    /// chunk.
+    #[inline(always)]
     fn push(&mut self, row: MinedRow) {
         match self.chunks.last_mut() {
             Some(chunk) if chunk.len() < chunk.capacity() => chunk.push(row),
@@ -1573,6 +1637,10 @@ impl StepRows {
 
     fn iter(&self) -> impl Iterator<Item = &MinedRow> {
         self.chunks.iter().flatten()
+    }
+
+    fn into_rows(self) -> impl Iterator<Item = MinedRow> {
+        self.chunks.into_iter().flatten()
     }
 
     /// CSF continuation rows joined to the row they continue (rare: only statements longer
@@ -1606,6 +1674,14 @@ const FIRST_CHUNK_ROWS: usize = 16;
 /// Decoded chunks waiting to be applied, at most: bounds the memory the decode thread runs
 /// ahead with.
 const PIPELINE_DEPTH: usize = 4;
+
+/// The rows a step's decode thread takes (`None` once taken).
+fn take_rows(handed: &std::sync::Mutex<Option<StepRows>>) -> Option<StepRows> {
+    handed
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .take()
+}
 
 /// What decoding a step needs, owned so that a thread of its own can decode it while the
 /// engine applies it.

@@ -238,6 +238,7 @@ pub enum RedoBound {
 
 impl RedoBound {
     /// Whether a row at `addr` lies within the bound.
+    #[inline]
     pub fn admits(self, addr: RedoAddr) -> bool {
         match self {
             RedoBound::Start => true,
@@ -249,6 +250,7 @@ impl RedoBound {
     /// Whether a row at `addr` is the bound itself or lies past it, i.e. the read has reached
     /// the part of the redo the query asks for. Rows with the all-zero RS_ID (no address) are
     /// delivered only once the read has reached it.
+    #[inline]
     pub fn reached_by(self, addr: RedoAddr) -> bool {
         match self {
             RedoBound::Start => true,
