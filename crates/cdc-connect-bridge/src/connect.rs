@@ -207,18 +207,9 @@ impl PreparedSchema {
 /// The bytes of one record key or value: `{"schema":…,"payload":…}` when `with_schema`, the
 /// payload alone otherwise.
 pub fn envelope(schema: &PreparedSchema, payload: &Json, with_schema: bool) -> Vec<u8> {
-    if !with_schema {
-        let mut out = Vec::with_capacity(64);
-        json::push_json(&mut out, payload);
-        return out;
-    }
-    let mut out = Vec::with_capacity(schema.json.len() + 88);
-    out.extend_from_slice(b"{\"schema\":");
-    out.extend_from_slice(schema.json.as_bytes());
-    out.extend_from_slice(b",\"payload\":");
-    json::push_json(&mut out, payload);
-    out.push(b'}');
-    out
+    let mut text = Vec::with_capacity(64);
+    json::push_json(&mut text, payload);
+    envelope_text(schema, text, with_schema)
 }
 
 /// [`envelope`] of a payload already written as JSON text.
