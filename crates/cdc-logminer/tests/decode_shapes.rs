@@ -521,6 +521,11 @@ fn status_2_generic_names_are_a_dictionary_mismatch() {
     assert_eq!(decode_mined(&l, &r), Err(DecodeReason::DictionaryMismatch));
     let r = row(1, "APP", "T", "Dictionary Version Mismatch");
     assert_eq!(decode_mined(&l, &r), Err(DecodeReason::DictionaryMismatch));
+    // a temporary table's rows carry a comment instead of a statement (ORA-UTIL12)
+    for op in [1, 2, 3] {
+        let r = row(op, "APP", "T", "/* No SQL_REDO for temporary tables */");
+        assert_eq!(decode_mined(&l, &r), Err(DecodeReason::TemporaryTable));
+    }
     // STATUS 2 without the signature is not trusted either
     let mut r = row(1, "APP", "T", r#"insert into "APP"."T"("ID") values ('1')"#);
     r.status = status::INVALID_SQL;
@@ -699,7 +704,7 @@ fn statements_that_do_not_match_their_row_are_refused() {
         })
     );
     assert!(matches!(
-        decode(&l, 1, "/* No SQL_REDO for temporary tables */"),
+        decode(&l, 1, "/* a comment that is no statement */"),
         Err(DecodeReason::Syntax(_))
     ));
     let mut r = row(1, "APP", "T", "");
@@ -732,5 +737,67 @@ fn statements_that_do_not_match_their_row_are_refused() {
     assert_eq!(
         c.after,
         Some(image(&lx, &[("ID", num("1")), ("F3", Value::Unavailable)]))
+    );
+}
+
+/// A LONG or LONG RAW value over LogMiner's threshold arrives as the text `'LONG DATA'`, not
+/// the value (reference §2): the column is unavailable, never published as that text.
+#[test]
+fn long_data_placeholder_is_unavailable_not_text() {
+    let l = layout(
+        "APP",
+        "L",
+        &[
+            ("ID", ColumnType::Number),
+            ("NOTE", ColumnType::Long),
+            ("PIC", ColumnType::LongRaw),
+        ],
+        &["ID"],
+    );
+    let c = decode(
+        &l,
+        1,
+        r#"insert into "APP"."L"("ID","NOTE","PIC") values ('1','LONG DATA','LONG DATA');"#,
+    )
+    .unwrap();
+    assert_eq!(
+        c.after,
+        Some(image(
+            &l,
+            &[
+                ("ID", num("1")),
+                ("NOTE", Value::Unavailable),
+                ("PIC", Value::Unavailable)
+            ]
+        ))
+    );
+    let c = decode(
+        &l,
+        3,
+        r#"update "APP"."L" set "NOTE" = 'LONG DATA' where "ID" = '1';"#,
+    )
+    .unwrap();
+    assert_eq!(c.before, Some(image(&l, &[("ID", num("1"))])));
+    assert_eq!(
+        c.after,
+        Some(image(&l, &[("ID", num("1")), ("NOTE", Value::Unavailable)]))
+    );
+    // short values are in the statement and decode as they are, padding kept
+    let c = decode(
+        &l,
+        1,
+        r#"insert into "APP"."L"("ID","NOTE","PIC") values ('2','LONG DATA ',HEXTORAW('0aff'));"#,
+    )
+    .unwrap();
+    assert_eq!(
+        c.after,
+        Some(image(
+            &l,
+            &[
+                ("ID", num("2")),
+                ("NOTE", text("LONG DATA ")),
+                ("PIC", Value::Raw(vec![0x0a, 0xff]))
+            ]
+        ))
     );
 }

@@ -52,6 +52,15 @@ fn invalid<T>(reason: &'static str) -> Result<T> {
     Err(ConvertError::Invalid(reason))
 }
 
+/// The text LogMiner writes for a LONG or LONG RAW value over its threshold instead of the
+/// value (`set "L" = 'LONG DATA'`, reference §2). The value is not in the redo's SQL, so the
+/// column is published as unavailable, as a LOB value that is not in the redo is.
+pub(crate) const LONG_PLACEHOLDER: &str = "LONG DATA";
+
+fn is_long_placeholder(literal: &Literal<'_>) -> bool {
+    matches!(literal, Literal::Quoted(q) if q.raw() == LONG_PLACEHOLDER)
+}
+
 /// Converts one literal with its column's type.
 pub fn convert(literal: &Literal<'_>, column: &ColumnDef) -> Result<Value> {
     match literal {
@@ -63,11 +72,13 @@ pub fn convert(literal: &Literal<'_>, column: &ColumnDef) -> Result<Value> {
         ColumnType::Number | ColumnType::Float => number(literal).map(Value::Number),
         ColumnType::BinaryFloat => float(scalar_text(literal)?, false),
         ColumnType::BinaryDouble => float(scalar_text(literal)?, true),
-        ColumnType::Char
-        | ColumnType::Varchar2
-        | ColumnType::NChar
-        | ColumnType::NVarchar2
-        | ColumnType::Long => text(literal).map(Value::Text),
+        ColumnType::Char | ColumnType::Varchar2 | ColumnType::NChar | ColumnType::NVarchar2 => {
+            text(literal).map(Value::Text)
+        }
+        ColumnType::Long | ColumnType::LongRaw if is_long_placeholder(literal) => {
+            Ok(Value::Unavailable)
+        }
+        ColumnType::Long => text(literal).map(Value::Text),
         ColumnType::Clob | ColumnType::NClob => {
             if is_empty_lob(literal) {
                 Ok(Value::EmptyLob)

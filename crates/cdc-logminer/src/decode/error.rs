@@ -79,6 +79,11 @@ pub enum DecodeReason {
     /// The row was written under another table layout: STATUS 2 with generic `"COL n"` names or
     /// HEXTORAW literals, or `Dictionary Version Mismatch`. Replayable with a redo dictionary.
     DictionaryMismatch,
+    /// `/* No SQL_REDO for temporary tables */`: LogMiner writes no statement for a
+    /// temporary table's rows, so there is nothing to decode. The engine never captures
+    /// temporary tables; this names the row for `redo_parse` and for a dictionary that lists
+    /// one by mistake.
+    TemporaryTable,
     /// A DML row whose STATUS says the SQL cannot be relied on (2, 3, 4, …).
     UnexpectedStatus,
     UnknownColumn {
@@ -122,6 +127,10 @@ impl fmt::Display for DecodeReason {
             DecodeReason::DictionaryMismatch => f.write_str(
                 "dictionary mismatch: the row was written under another layout of the table \
                  (generic \"COL n\" names or HEXTORAW literals); it needs a redo dictionary replay",
+            ),
+            DecodeReason::TemporaryTable => f.write_str(
+                "LogMiner gives no SQL_REDO for temporary tables (\"/* No SQL_REDO for \
+                 temporary tables */\"); a temporary table's rows cannot be captured",
             ),
             DecodeReason::UnexpectedStatus => {
                 f.write_str("LogMiner marked the row's SQL as not reliable (STATUS)")

@@ -83,6 +83,9 @@ fn inspect(line: &str) -> Result<Json, String> {
             "operation {op} is not an INSERT, UPDATE or DELETE row"
         ));
     }
+    if let Some(reason) = super::row::placeholder_reason(sql) {
+        return Err(reason.to_string());
+    }
     let stmt = parse_statement(sql).map_err(|e| e.to_string())?;
     let expected = match stmt.kind {
         StatementKind::Insert => Operation::Insert,
@@ -200,6 +203,17 @@ mod tests {
         assert!(run(r#"delete from "O"."T""#, Some(1)).starts_with(r#"{"error":"#));
         assert!(run("commit;", Some(7)).starts_with(r#"{"error":"#));
         assert!(run("nonsense", None).starts_with(r#"{"error":"#));
+        // the texts LogMiner writes in place of a statement are named, not syntax errors
+        let temporary = run("/* No SQL_REDO for temporary tables */", Some(1));
+        assert!(
+            temporary.starts_with(r#"{"error":"LogMiner gives no SQL_REDO for temporary"#),
+            "{temporary}"
+        );
+        let mismatch = run("Dictionary Version Mismatch", Some(3));
+        assert!(
+            mismatch.starts_with(r#"{"error":"dictionary mismatch"#),
+            "{mismatch}"
+        );
         assert!(
             inspect_line("not json")
                 .to_string()

@@ -439,9 +439,11 @@ fn typed(s: &str, at: usize, ty: &ColumnType, image: &mut Image, index: usize) -
                 | ColumnType::Varchar2
                 | ColumnType::NChar
                 | ColumnType::NVarchar2
-                | ColumnType::Long
                 | ColumnType::Clob
                 | ColumnType::NClob => Value::Text(q.text().into_owned()),
+                ColumnType::Long if q.raw() != convert::LONG_PLACEHOLDER => {
+                    Value::Text(q.text().into_owned())
+                }
                 ColumnType::BinaryFloat if plain => convert::float(q.raw(), false).ok()?,
                 ColumnType::BinaryDouble if plain => convert::float(q.raw(), true).ok()?,
                 ColumnType::RowId | ColumnType::URowId => Value::RowId(q.text().into_owned()),

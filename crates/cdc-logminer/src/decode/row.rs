@@ -112,6 +112,18 @@ fn error(row: &MinedRow, table: Option<&DecodeTable>, reason: DecodeReason) -> D
     )
 }
 
+/// Why a SQL_REDO is one of the texts LogMiner writes in place of a statement, if it is.
+pub(crate) fn placeholder_reason(sql: &str) -> Option<DecodeReason> {
+    let text = temporal::trim(sql);
+    if text.eq_ignore_ascii_case("Dictionary Version Mismatch") {
+        Some(DecodeReason::DictionaryMismatch)
+    } else if text.eq_ignore_ascii_case("/* No SQL_REDO for temporary tables */") {
+        Some(DecodeReason::TemporaryTable)
+    } else {
+        None
+    }
+}
+
 /// `COL 12`: the generic name LogMiner writes when its dictionary does not know the column.
 pub fn is_generic_column_name(name: &str) -> bool {
     name.strip_prefix("COL ")
@@ -143,8 +155,8 @@ fn decode_dml(
     let Some(sql) = row.sql_redo.as_deref() else {
         return Err(fail(DecodeReason::MissingSqlRedo));
     };
-    if temporal::trim(sql).eq_ignore_ascii_case("Dictionary Version Mismatch") {
-        return Err(fail(DecodeReason::DictionaryMismatch));
+    if let Some(reason) = placeholder_reason(sql) {
+        return Err(fail(reason));
     }
     if matches!(
         row.status,
