@@ -357,6 +357,10 @@ fn keys_by_precedence() {
     assert!(
         matches!(pk.key, KeyPlan::Columns { source: KeySource::PrimaryKey, ref columns } if columns == &[0])
     );
+    let unique = TableFormat::prepare(&s, layout(vec!["A"], KeySource::UniqueIndex)).unwrap();
+    assert!(
+        matches!(unique.key, KeyPlan::Columns { source: KeySource::UniqueIndex, ref columns } if columns == &[0])
+    );
     let configured = settings(&[("cdc.key.columns", "APP.T:B")]);
     let k = TableFormat::prepare(&configured, layout(vec!["A"], KeySource::PrimaryKey)).unwrap();
     assert!(

@@ -258,6 +258,45 @@ pub enum KeySource {
     None,
 }
 
+/// A unique index of a table as the dictionary lists it (ALL_INDEXES.UNIQUENESS = 'UNIQUE'),
+/// its columns in index order. An index over an expression lists a hidden column name
+/// (`SYS_NC00005$`) that is not among the table's columns.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UniqueIndex {
+    pub name: String,
+    pub columns: Vec<String>,
+}
+
+/// The key columns of a schema version and where they come from: the primary key; without one,
+/// the unique index whose columns are all NOT NULL columns of the table, the one with the
+/// lowest name when several qualify (GoldenGate's rule, so both products key a table alike);
+/// otherwise no key (`cdc.key.missing` decides). An index with a nullable column cannot
+/// identify a row (two NULLs do not collide), nor can one over an expression.
+pub fn choose_key(
+    columns: &[ColumnDef],
+    primary_key: Vec<String>,
+    unique_indexes: &[UniqueIndex],
+) -> (Vec<String>, KeySource) {
+    if !primary_key.is_empty() {
+        return (primary_key, KeySource::PrimaryKey);
+    }
+    let usable = |index: &&UniqueIndex| {
+        !index.columns.is_empty()
+            && index
+                .columns
+                .iter()
+                .all(|name| columns.iter().any(|c| &c.name == name && !c.nullable))
+    };
+    match unique_indexes
+        .iter()
+        .filter(usable)
+        .min_by(|a, b| a.name.cmp(&b.name))
+    {
+        Some(index) => (index.columns.clone(), KeySource::UniqueIndex),
+        None => (Vec::new(), KeySource::None),
+    }
+}
+
 /// One schema version of a table.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TableLayout {
@@ -324,6 +363,47 @@ mod tests {
         }
         assert!(ColumnType::Clob.is_lob());
         assert!(!ColumnType::Raw.is_lob());
+    }
+
+    #[test]
+    fn key_is_the_primary_key_then_the_lowest_named_unique_index_on_not_null_columns() {
+        let columns = vec![
+            ColumnDef::new("ID", 1, ColumnType::Number).not_null(),
+            ColumnDef::new("CODE", 2, ColumnType::Varchar2).not_null(),
+            ColumnDef::new("REGION", 3, ColumnType::Varchar2).not_null(),
+            ColumnDef::new("EMAIL", 4, ColumnType::Varchar2),
+        ];
+        let index = |name: &str, cols: &[&str]| UniqueIndex {
+            name: name.into(),
+            columns: cols.iter().map(|c| c.to_string()).collect(),
+        };
+        let indexes = vec![
+            index("UK_Z_CODE", &["CODE", "REGION"]),
+            // a nullable column: two NULL rows would not collide
+            index("UK_A_EMAIL", &["EMAIL"]),
+            // over an expression: its hidden column is not a column of the table
+            index("UK_B_UPPER", &["SYS_NC00005$"]),
+            index("UK_M_CODE", &["REGION", "CODE"]),
+        ];
+        assert_eq!(
+            choose_key(&columns, vec!["ID".into()], &indexes),
+            (vec!["ID".to_string()], KeySource::PrimaryKey)
+        );
+        assert_eq!(
+            choose_key(&columns, Vec::new(), &indexes),
+            (
+                vec!["REGION".to_string(), "CODE".to_string()],
+                KeySource::UniqueIndex
+            )
+        );
+        assert_eq!(
+            choose_key(&columns, Vec::new(), &indexes[1..3]),
+            (Vec::new(), KeySource::None)
+        );
+        assert_eq!(
+            choose_key(&columns, Vec::new(), &[]),
+            (Vec::new(), KeySource::None)
+        );
     }
 
     #[test]

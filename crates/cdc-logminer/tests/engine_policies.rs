@@ -244,6 +244,44 @@ fn a_created_table_is_captured_from_its_first_row() {
     assert_eq!(tables, ["APP.CUSTOMERS", "APP.NEW_T", "APP.NEW_T"]);
 }
 
+/// Without a primary key, a table is keyed by its unique index over NOT NULL columns, the one
+/// with the lowest name; an index with a nullable column does not qualify.
+#[test]
+fn a_table_without_a_primary_key_is_keyed_by_its_unique_not_null_index() {
+    let json = r#"{"name": "unique key", "database": {"seed": 16}, "events": [
+      {"event": "tick", "millis": 10}, {"event": "tick", "millis": 10}, {"event": "tick", "millis": 10},
+      {"event": "tick", "millis": 10}, {"event": "tick", "millis": 10}, {"event": "tick", "millis": 10},
+      {"event": "tick", "millis": 10}, {"event": "tick", "millis": 10}, {"event": "tick", "millis": 10},
+      {"event": "tick", "millis": 10}, {"event": "tick", "millis": 10}, {"event": "tick", "millis": 10},
+      {"event": "create_table", "table": {"owner": "APP", "name": "SKUS",
+        "columns": [{"name": "SKU", "type": "VARCHAR2(20)", "nullable": false},
+                    {"name": "EAN", "type": "VARCHAR2(13)"},
+                    {"name": "LABEL", "type": "VARCHAR2(20)"}],
+        "unique_indexes": [{"name": "SKUS_B_SKU", "columns": ["SKU"]},
+                           {"name": "SKUS_A_EAN", "columns": ["EAN"]}]}},
+      {"event": "insert", "session": "s1", "table": "APP.SKUS",
+        "values": {"SKU": "K-1", "EAN": "4006381333931", "LABEL": "pen"}},
+      {"event": "commit", "session": "s1"}
+    ]}"#;
+    let source = Scenario::from_json(json).unwrap().into_source(6).unwrap();
+    let spill = tempfile::tempdir().unwrap();
+    let clock = ManualClock::default();
+    let mut engine =
+        CaptureEngine::open(source, settings(&spill), None, Box::new(clock.clone())).unwrap();
+    let mut records = Vec::new();
+    run_until_quiet(&mut engine, &clock, &mut records, 3).unwrap();
+    let layouts: Vec<_> = records
+        .iter()
+        .filter_map(|r| match &r.kind {
+            RecordKind::Change(c) => Some(&c.layout),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(layouts.len(), 1, "{records:?}");
+    assert_eq!(layouts[0].key, ["SKU"]);
+    assert_eq!(layouts[0].key_source, cdc_core::KeySource::UniqueIndex);
+}
+
 const LATE_COMMIT: &str = r#"{"name": "late commit", "database": {"seed": 6}, "events": [
   {"event": "begin", "session": "slow", "user": "APP", "private_strand": false},
   {"event": "insert", "session": "slow", "table": "APP.CUSTOMERS", "values": {"ID": 1, "NAME": "old"}},

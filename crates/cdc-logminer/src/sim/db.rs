@@ -1987,6 +1987,14 @@ impl SimDatabase {
                 .collect();
             cols.push(format!("PRIMARY KEY ({})", keys.join(", ")));
         }
+        for index in &spec.unique_indexes {
+            let columns: Vec<String> = index.columns.iter().map(|k| quote_identifier(k)).collect();
+            cols.push(format!(
+                "CONSTRAINT {} UNIQUE ({})",
+                quote_identifier(&index.name),
+                columns.join(", ")
+            ));
+        }
         let mut sql = format!(
             "CREATE TABLE {} ({})",
             layout.table.quoted(),

@@ -3,7 +3,9 @@
 
 use std::collections::BTreeMap;
 
-use cdc_core::{ColumnDef, ColumnType, KeySource, ObjectId, Scn, TableId, TableLayout, Value};
+use cdc_core::{
+    ColumnDef, ColumnType, ObjectId, Scn, TableId, TableLayout, UniqueIndex, Value, choose_key,
+};
 use serde::{Deserialize, Serialize};
 
 use super::SimError;
@@ -55,8 +57,19 @@ pub struct TableSpec {
     pub columns: Vec<ColumnSpec>,
     #[serde(default)]
     pub primary_key: Vec<String>,
+    /// Unique constraints (each with its unique index of the same name).
+    #[serde(default)]
+    pub unique_indexes: Vec<IndexSpec>,
     #[serde(default)]
     pub organization: Organization,
+}
+
+/// A unique constraint and its index, as a scenario declares it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct IndexSpec {
+    pub name: String,
+    pub columns: Vec<String>,
 }
 
 /// Reads a dictionary type with parameters into a column definition.
@@ -235,7 +248,11 @@ pub fn layout_from_spec(
     for (i, c) in spec.columns.iter().enumerate() {
         columns.push(column_def(c, (i + 1) as u16)?);
     }
-    for k in &spec.primary_key {
+    let constrained = spec
+        .primary_key
+        .iter()
+        .chain(spec.unique_indexes.iter().flat_map(|i| &i.columns));
+    for k in constrained {
         if !columns.iter().any(|c| &c.name == k) {
             return Err(SimError::Scenario(format!(
                 "{id}: key column {k} is not a column"
@@ -247,17 +264,23 @@ pub fn layout_from_spec(
             c.nullable = false;
         }
     }
+    // the dictionary lists the indexes; the key is chosen from them as from a real one's
+    let unique: Vec<UniqueIndex> = spec
+        .unique_indexes
+        .iter()
+        .map(|i| UniqueIndex {
+            name: i.name.clone(),
+            columns: i.columns.clone(),
+        })
+        .collect();
+    let (key, key_source) = choose_key(&columns, spec.primary_key.clone(), &unique);
     Ok(TableLayout {
         table: id,
         version: 1,
         valid_from,
         columns,
-        key: spec.primary_key.clone(),
-        key_source: if spec.primary_key.is_empty() {
-            KeySource::None
-        } else {
-            KeySource::PrimaryKey
-        },
+        key,
+        key_source,
     })
 }
 
@@ -292,6 +315,7 @@ pub fn standard_tables() -> Vec<TableSpec> {
                 col("UPDATED_AT", "TIMESTAMP(6)"),
             ],
             primary_key: vec!["ID".into()],
+            unique_indexes: vec![],
             organization: Organization::Heap,
         },
         TableSpec {
@@ -310,6 +334,7 @@ pub fn standard_tables() -> Vec<TableSpec> {
                 col("NOTE", "VARCHAR2(4000)"),
             ],
             primary_key: vec![],
+            unique_indexes: vec![],
             organization: Organization::Heap,
         },
         TableSpec {
@@ -322,6 +347,7 @@ pub fn standard_tables() -> Vec<TableSpec> {
                 col("BODY", "CLOB"),
             ],
             primary_key: vec!["ID".into()],
+            unique_indexes: vec![],
             organization: Organization::Heap,
         },
         TableSpec {
@@ -336,6 +362,7 @@ pub fn standard_tables() -> Vec<TableSpec> {
                 col("PLACED", "DATE"),
             ],
             primary_key: vec!["ID".into()],
+            unique_indexes: vec![],
             organization: Organization::Range {
                 partitions: vec![
                     PartitionSpec {
@@ -355,6 +382,7 @@ pub fn standard_tables() -> Vec<TableSpec> {
             name: "CODES".into(),
             columns: vec![col("CODE", "VARCHAR2(10)"), col("LABEL", "NVARCHAR2(60)")],
             primary_key: vec!["CODE".into()],
+            unique_indexes: vec![],
             organization: Organization::Iot,
         },
         TableSpec {
@@ -363,6 +391,7 @@ pub fn standard_tables() -> Vec<TableSpec> {
             name: "AUDIT_LOG".into(),
             columns: vec![col("ID", "NUMBER(10)"), col("MSG", "VARCHAR2(200)")],
             primary_key: vec!["ID".into()],
+            unique_indexes: vec![],
             organization: Organization::Heap,
         },
     ]

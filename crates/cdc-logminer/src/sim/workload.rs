@@ -564,6 +564,7 @@ impl RandomWorkload {
                         },
                     ],
                     primary_key: vec!["ID".into()],
+                    unique_indexes: vec![],
                     organization: Organization::Heap,
                 };
                 db.apply(&DbOp::CreateTable {

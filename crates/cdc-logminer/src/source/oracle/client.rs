@@ -7,8 +7,8 @@ use std::sync::mpsc;
 
 use cdc_core::ora::OraCode;
 use cdc_core::{
-    ColumnDef, ColumnType, ConId, KeySource, MinedRow, ObjectId, Operation, OracleDateTime,
-    RedoAddr, RedoThread, RsId, Scn, TableId, TableLayout, Xid,
+    ColumnDef, ColumnType, ConId, MinedRow, ObjectId, Operation, OracleDateTime, RedoAddr,
+    RedoThread, RsId, Scn, TableId, TableLayout, UniqueIndex, Xid, choose_key,
 };
 use oracle::sql_type::ToSql;
 use oracle::{Connection, Row};
@@ -356,13 +356,14 @@ impl RedoSource for OracleSource {
         };
         let mut out = Vec::new();
         for t in tables {
-            let (cols_sql, pk_sql, params) = if self.is_cdb {
+            let (cols_sql, pk_sql, unique_sql, params) = if self.is_cdb {
                 let Some(con) = t.pdb.as_ref().and_then(|p| pdbs.get(p)) else {
                     continue;
                 };
                 (
                     sql::COLUMNS_CDB,
                     sql::PRIMARY_KEY_CDB,
+                    sql::UNIQUE_INDEXES_CDB,
                     vec![
                         Bind::Int(i64::from(*con)),
                         Bind::Text(t.owner.clone()),
@@ -373,6 +374,7 @@ impl RedoSource for OracleSource {
                 (
                     sql::COLUMNS_NON_CDB,
                     sql::PRIMARY_KEY_NON_CDB,
+                    sql::UNIQUE_INDEXES_NON_CDB,
                     vec![Bind::Text(t.owner.clone()), Bind::Text(t.table.clone())],
                 )
             };
@@ -400,20 +402,36 @@ impl RedoSource for OracleSource {
             if columns.is_empty() {
                 continue;
             }
-            let key: Vec<String> = self
+            let primary_key: Vec<String> = self
                 .rows(pk_sql, &params)?
                 .iter()
                 .map(|r| col::<String>(r, 0))
                 .collect::<Result<_, _>>()?;
+            let mut unique_indexes: Vec<UniqueIndex> = Vec::new();
+            if primary_key.is_empty() {
+                let mut last_owner = String::new();
+                for r in self.rows(unique_sql, &params)? {
+                    let owner: String = col(&r, 0)?;
+                    let name: String = col(&r, 1)?;
+                    let column: String = col(&r, 2)?;
+                    match unique_indexes.last_mut() {
+                        Some(index) if index.name == name && last_owner == owner => {
+                            index.columns.push(column)
+                        }
+                        _ => unique_indexes.push(UniqueIndex {
+                            name,
+                            columns: vec![column],
+                        }),
+                    }
+                    last_owner = owner;
+                }
+            }
+            let (key, key_source) = choose_key(&columns, primary_key, &unique_indexes);
             out.push(TableLayout {
                 table: t.clone(),
                 version: 1,
                 valid_from: Scn(0),
-                key_source: if key.is_empty() {
-                    KeySource::None
-                } else {
-                    KeySource::PrimaryKey
-                },
+                key_source,
                 columns,
                 key,
             });
