@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use cdc_core::change::ChangeOp;
 use cdc_core::{TableId, TableLayout};
-use cdc_logminer::engine::{ChangeRecord, EngineRecord, RecordKind};
+use cdc_logminer::engine::{ChangeRecord, EngineRecord, RecordKind, SchemaChange};
 use cdc_offset::Position;
 use serde_json::{Map, Value as Json};
 
@@ -15,7 +15,10 @@ use crate::headers::{Header, change_headers};
 use crate::key::KeyPlan;
 use crate::order::EventOrder;
 use crate::settings::RecordSettings;
-use crate::side::{SideSchemas, dlq_key, dlq_value, heartbeat_value, ops_value, server_key};
+use crate::side::{
+    SideSchemas, dlq_key, dlq_value, heartbeat_value, ops_value, schema_key, schema_table_value,
+    schema_version, server_key,
+};
 use crate::topic::TopicOwners;
 use crate::value::{
     EnvelopeParts, SourceHead, TableFormat, change_value, commit_times, has_all, key_changed,
@@ -92,6 +95,10 @@ pub struct RecordBuilder {
     topics: TopicOwners,
     schema_names: HashMap<String, TableId>,
     side: SideSchemas,
+    /// The schema versions of each table sent to the schema topic since this task started,
+    /// oldest first: each record holds them all, so the compacted topic keeps the table's
+    /// history from the version valid at the start position on.
+    schema_history: HashMap<TableId, Vec<Json>>,
 }
 
 impl RecordBuilder {
@@ -104,6 +111,7 @@ impl RecordBuilder {
             topics: TopicOwners::default(),
             schema_names: HashMap::new(),
             side: SideSchemas::new(),
+            schema_history: HashMap::new(),
         }
     }
 
@@ -183,6 +191,33 @@ impl RecordBuilder {
                     &self.side.dlq_value,
                     dlq_value(dlq, &server, context.now_ms),
                 ));
+                Ok(())
+            }
+            RecordKind::Schema(SchemaChange::Version(layout)) => {
+                let (key_source, key) = KeyPlan::declared_names(&self.settings, layout);
+                let versions = self.schema_history.entry(layout.table.clone()).or_default();
+                versions.push(schema_version(layout, key_source, &key));
+                let value = schema_table_value(versions);
+                out.push(side(
+                    &self.settings.side_topics.schema,
+                    &self.side.schema_key,
+                    schema_key(&layout.table, &server),
+                    &self.side.schema_value,
+                    value,
+                ));
+                Ok(())
+            }
+            RecordKind::Schema(SchemaChange::Removed(table)) => {
+                self.schema_history.remove(table);
+                let mut tombstone = side(
+                    &self.settings.side_topics.schema,
+                    &self.side.schema_key,
+                    schema_key(table, &server),
+                    &self.side.schema_value,
+                    Json::Null,
+                );
+                tombstone.value = None;
+                out.push(tombstone);
                 Ok(())
             }
         }

@@ -24,6 +24,7 @@ pub enum SchemaType {
     Bytes,
     Struct,
     Map,
+    Array,
 }
 
 impl SchemaType {
@@ -40,6 +41,7 @@ impl SchemaType {
             SchemaType::Bytes => "bytes",
             SchemaType::Struct => "struct",
             SchemaType::Map => "map",
+            SchemaType::Array => "array",
         }
     }
 }
@@ -58,6 +60,8 @@ pub struct Schema {
     pub fields: Vec<Field>,
     /// Map key and value schemas.
     pub map: Option<Box<(Schema, Schema)>>,
+    /// Array element schema.
+    pub items: Option<Box<Schema>>,
 }
 
 /// A named field of a struct schema.
@@ -80,6 +84,7 @@ impl Schema {
             default: None,
             fields: Vec::new(),
             map: None,
+            items: None,
         }
     }
 
@@ -95,6 +100,13 @@ impl Schema {
     pub fn map(keys: Schema, values: Schema) -> Schema {
         let mut schema = Schema::of(SchemaType::Map);
         schema.map = Some(Box::new((keys, values)));
+        schema
+    }
+
+    /// An array schema.
+    pub fn array(items: Schema) -> Schema {
+        let mut schema = Schema::of(SchemaType::Array);
+        schema.items = Some(Box::new(items));
         schema
     }
 
@@ -159,6 +171,9 @@ impl Schema {
         if let Some(kv) = &self.map {
             map.insert("keys".into(), kv.0.to_json());
             map.insert("values".into(), kv.1.to_json());
+        }
+        if let Some(items) = &self.items {
+            map.insert("items".into(), items.to_json());
         }
         map.insert("optional".into(), Json::Bool(self.optional));
         if let Some(name) = &self.name {
@@ -249,6 +264,11 @@ mod tests {
         assert_eq!(
             m.to_json().to_string(),
             r#"{"type":"map","keys":{"type":"string","optional":false},"values":{"type":"string","optional":false},"optional":false}"#
+        );
+        let a = Schema::array(Schema::of(SchemaType::String)).optional();
+        assert_eq!(
+            a.to_json().to_string(),
+            r#"{"type":"array","items":{"type":"string","optional":false},"optional":true}"#
         );
         let prepared = PreparedSchema::new(Schema::of(SchemaType::Int32));
         assert_eq!(

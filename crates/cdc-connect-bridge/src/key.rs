@@ -21,6 +21,30 @@ pub enum KeyPlan {
     None,
 }
 
+/// Where the key columns of a table are named, before they are checked against its layout.
+enum Declared<'a> {
+    Columns(KeySource, &'a [String]),
+    RowId,
+    Missing,
+}
+
+fn declared<'a>(settings: &'a RecordSettings, layout: &'a TableLayout) -> Declared<'a> {
+    let table = &layout.table;
+    match settings
+        .key_columns
+        .get(table.pdb.as_deref(), &table.owner, &table.table)
+    {
+        Some(names) if !names.is_empty() => Declared::Columns(KeySource::Configured, names),
+        _ => match layout.key_source {
+            KeySource::RowId => Declared::RowId,
+            source if !layout.key.is_empty() && source != KeySource::None => {
+                Declared::Columns(source, &layout.key)
+            }
+            _ => Declared::Missing,
+        },
+    }
+}
+
 impl KeyPlan {
     /// Resolves the key of `layout`. `usable` says whether a column gets a field (not excluded,
     /// not a LOB left out); a key column must.
@@ -30,26 +54,18 @@ impl KeyPlan {
         usable: &dyn Fn(usize) -> Result<(), &'static str>,
     ) -> Result<KeyPlan, BridgeError> {
         let table = &layout.table;
-        let configured = settings
-            .key_columns
-            .get(table.pdb.as_deref(), &table.owner, &table.table);
-        let (source, names): (KeySource, &[String]) = match configured {
-            Some(names) if !names.is_empty() => (KeySource::Configured, names),
-            _ => match layout.key_source {
-                KeySource::RowId => return Ok(KeyPlan::RowId),
-                source if !layout.key.is_empty() && source != KeySource::None => {
-                    (source, &layout.key)
-                }
-                _ => {
-                    return match settings.key_missing {
-                        KeyMissing::Fail => Err(BridgeError::NoKey {
-                            table: table.to_string(),
-                        }),
-                        KeyMissing::Rowid => Ok(KeyPlan::RowId),
-                        KeyMissing::None => Ok(KeyPlan::None),
-                    };
-                }
-            },
+        let (source, names) = match declared(settings, layout) {
+            Declared::Columns(source, names) => (source, names),
+            Declared::RowId => return Ok(KeyPlan::RowId),
+            Declared::Missing => {
+                return match settings.key_missing {
+                    KeyMissing::Fail => Err(BridgeError::NoKey {
+                        table: table.to_string(),
+                    }),
+                    KeyMissing::Rowid => Ok(KeyPlan::RowId),
+                    KeyMissing::None => Ok(KeyPlan::None),
+                };
+            }
         };
         let mut columns = Vec::with_capacity(names.len());
         for name in names {
@@ -65,5 +81,22 @@ impl KeyPlan {
             columns.push(index);
         }
         Ok(KeyPlan::Columns { source, columns })
+    }
+
+    /// The key the schema topic records for `layout`: where the records' key comes from and
+    /// its column names (none for a ROWID or null key). It never fails: a key that
+    /// [`KeyPlan::resolve`] refuses stops the task at the table's first change, not here.
+    pub fn declared_names(
+        settings: &RecordSettings,
+        layout: &TableLayout,
+    ) -> (KeySource, Vec<String>) {
+        match declared(settings, layout) {
+            Declared::Columns(source, names) => (source, names.to_vec()),
+            Declared::RowId => (KeySource::RowId, Vec::new()),
+            Declared::Missing => match settings.key_missing {
+                KeyMissing::Rowid => (KeySource::RowId, Vec::new()),
+                KeyMissing::Fail | KeyMissing::None => (KeySource::None, Vec::new()),
+            },
+        }
     }
 }

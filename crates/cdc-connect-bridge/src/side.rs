@@ -1,9 +1,10 @@
-//! Side records: ops events, heartbeats and DLQ records. JSON with the schema names of the
-//! reference; they carry no column values (a DLQ record's SQL text only when the engine put it
-//! there: `cdc.log.sensitive.data` and no excluded column possible).
+//! Side records: ops events, heartbeats, DLQ records and table layouts. JSON with the schema
+//! names of the reference; they carry no column values (a DLQ record's SQL text only when the
+//! engine put it there: `cdc.log.sensitive.data` and no excluded column possible).
 
 use cdc_buffer::OpsEvent;
 use cdc_core::Scn;
+use cdc_core::table::{KeySource, TableId, TableLayout};
 use cdc_logminer::engine::{DlqRecord, HeartbeatReason};
 use serde_json::{Map, Value as Json};
 
@@ -24,6 +25,13 @@ fn int32() -> Schema {
     Schema::of(SchemaType::Int32)
 }
 
+fn boolean() -> Schema {
+    Schema::of(SchemaType::Boolean)
+}
+
+/// Version of the schema topic's table value (`v`).
+pub const SCHEMA_TOPIC_VERSION: i32 = 1;
+
 /// The schemas of the side records, prepared once.
 #[derive(Debug, Clone)]
 pub struct SideSchemas {
@@ -33,6 +41,8 @@ pub struct SideSchemas {
     pub heartbeat_value: PreparedSchema,
     pub dlq_key: PreparedSchema,
     pub dlq_value: PreparedSchema,
+    pub schema_key: PreparedSchema,
+    pub schema_value: PreparedSchema,
 }
 
 impl Default for SideSchemas {
@@ -109,6 +119,49 @@ impl SideSchemas {
             ],
         )
         .named("io.oso.cdc.dlq.Record", Some(SIDE_VERSION));
+        let schema_key = Schema::structure(
+            "io.oso.cdc.schema.Key",
+            vec![
+                Schema::field("server", string()),
+                opt("pdb", string()),
+                Schema::field("owner", string()),
+                Schema::field("table", string()),
+            ],
+        );
+        let column = Schema::structure(
+            "io.oso.cdc.schema.Column",
+            vec![
+                Schema::field("name", string()),
+                Schema::field("position", int32()),
+                Schema::field("type", string()),
+                opt("type_text", string()),
+                Schema::field("length", int64()),
+                opt("precision", int32()),
+                opt("scale", int32()),
+                Schema::field("nullable", boolean()),
+            ],
+        );
+        let version = Schema::structure(
+            "io.oso.cdc.schema.Version",
+            vec![
+                Schema::field("version", int32()),
+                Schema::field("valid_from_scn", int64()),
+                Schema::field("key_source", string()),
+                Schema::field("key", Schema::array(string())),
+                Schema::field("supplemental_all", boolean()),
+                Schema::field("supplemental_pk", boolean()),
+                Schema::field("columns", Schema::array(column)),
+                opt("exact", boolean()),
+            ],
+        );
+        let schema_value = Schema::structure(
+            "io.oso.cdc.schema.Table",
+            vec![
+                Schema::field("v", int32()),
+                Schema::field("versions", Schema::array(version)),
+            ],
+        )
+        .named("io.oso.cdc.schema.Table", Some(SCHEMA_TOPIC_VERSION));
         SideSchemas {
             ops_key: server_key("io.oso.cdc.ops.Key"),
             ops_value: PreparedSchema::new(ops_value),
@@ -116,6 +169,8 @@ impl SideSchemas {
             heartbeat_value: PreparedSchema::new(heartbeat_value),
             dlq_key: PreparedSchema::new(dlq_key),
             dlq_value: PreparedSchema::new(dlq_value),
+            schema_key: PreparedSchema::new(schema_key),
+            schema_value: PreparedSchema::new(schema_value),
         }
     }
 }
@@ -235,4 +290,78 @@ pub fn dlq_value(record: &DlqRecord, server: &str, ts_ms: i64) -> Json {
     m.insert("events".into(), detail_number("events"));
     m.insert("age_ms".into(), detail_number("age_ms"));
     Json::Object(m)
+}
+
+/// `{server, pdb, owner, table}`: the key of a table's layouts on the schema topic.
+pub fn schema_key(table: &TableId, server: &str) -> Json {
+    let mut m = Map::new();
+    m.insert("server".into(), Json::from(server));
+    m.insert(
+        "pdb".into(),
+        table.pdb.as_deref().map_or(Json::Null, Json::from),
+    );
+    m.insert("owner".into(), Json::from(table.owner.as_str()));
+    m.insert("table".into(), Json::from(table.table.as_str()));
+    Json::Object(m)
+}
+
+/// One schema version as the schema topic holds it: names and types, never values. `key` and
+/// `key_source` are those of the table's records (`cdc.key.columns` first).
+pub fn schema_version(layout: &TableLayout, key_source: KeySource, key: &[String]) -> Json {
+    let columns = layout
+        .columns
+        .iter()
+        .map(|c| {
+            let mut m = Map::new();
+            m.insert("name".into(), Json::from(c.name.as_str()));
+            m.insert("position".into(), Json::from(c.position));
+            m.insert("type".into(), Json::from(c.data_type.dictionary_name()));
+            m.insert("type_text".into(), Json::Null);
+            m.insert("length".into(), Json::from(c.length));
+            m.insert(
+                "precision".into(),
+                c.precision.map_or(Json::Null, Json::from),
+            );
+            m.insert("scale".into(), c.scale.map_or(Json::Null, Json::from));
+            m.insert("nullable".into(), Json::Bool(c.nullable));
+            Json::Object(m)
+        })
+        .collect();
+    let mut m = Map::new();
+    m.insert("version".into(), Json::from(layout.version));
+    m.insert("valid_from_scn".into(), Json::from(layout.valid_from.0));
+    m.insert("key_source".into(), Json::from(key_source_name(key_source)));
+    m.insert(
+        "key".into(),
+        Json::Array(key.iter().map(|k| Json::from(k.as_str())).collect()),
+    );
+    m.insert(
+        "supplemental_all".into(),
+        Json::Bool(layout.supplemental.all_columns),
+    );
+    m.insert(
+        "supplemental_pk".into(),
+        Json::Bool(layout.supplemental.primary_key),
+    );
+    m.insert("columns".into(), Json::Array(columns));
+    m.insert("exact".into(), Json::Null);
+    Json::Object(m)
+}
+
+/// A table's value on the schema topic: its versions, oldest first.
+pub fn schema_table_value(versions: &[Json]) -> Json {
+    let mut m = Map::new();
+    m.insert("v".into(), Json::from(SCHEMA_TOPIC_VERSION));
+    m.insert("versions".into(), Json::Array(versions.to_vec()));
+    Json::Object(m)
+}
+
+fn key_source_name(source: KeySource) -> &'static str {
+    match source {
+        KeySource::Configured => "configured",
+        KeySource::PrimaryKey => "primary_key",
+        KeySource::UniqueIndex => "unique_index",
+        KeySource::RowId => "row_id",
+        KeySource::None => "none",
+    }
 }

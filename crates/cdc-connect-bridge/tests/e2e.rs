@@ -192,6 +192,50 @@ fn sigterm_exits_zero_and_a_restart_delivers_nothing_twice() {
         setup.get("cdc.start.scn")
     );
 
+    // the schema topic holds the layout of every table that changed: names and types only
+    let schema_topic = config.topics.schema.clone();
+    let changed: HashSet<(String, String)> = expected
+        .changes
+        .values()
+        .map(|(_, table, _)| (table.owner.clone(), table.table.clone()))
+        .collect();
+    let payload = |bytes: &Option<Vec<u8>>| {
+        let v: serde_json::Value = serde_json::from_slice(bytes.as_deref()?).ok()?;
+        Some(v.get("payload").cloned().unwrap_or(v))
+    };
+    let layouts_of = |records: &[cdc_connect_bridge::readback::ReadRecord]| {
+        records
+            .iter()
+            .filter_map(|r| Some((payload(&r.key)?, payload(&r.value)?)))
+            .collect::<Vec<_>>()
+    };
+    let has_all = |records: &[cdc_connect_bridge::readback::ReadRecord]| {
+        let named: HashSet<(String, String)> = layouts_of(records)
+            .iter()
+            .filter_map(|(k, _)| Some((k["owner"].as_str()?.into(), k["table"].as_str()?.into())))
+            .collect();
+        changed.is_subset(&named)
+    };
+    let (schema_records, complete) = cdc_connect_bridge::readback::read_until(
+        &broker,
+        &|t: &str| t == schema_topic,
+        true,
+        Duration::from_secs(20),
+        &mut |records| has_all(records),
+    )
+    .unwrap();
+    assert!(complete, "{schema_records:?}");
+    for (key, value) in layouts_of(&schema_records) {
+        assert_eq!(key["server"], setup.get("cdc.topic.prefix"), "{key}");
+        assert_eq!(value["v"], 1, "{value}");
+        let first = &value["versions"][0];
+        assert_eq!(first["version"], 1, "{value}");
+        assert!(
+            first["columns"].as_array().is_some_and(|c| !c.is_empty()),
+            "{value}"
+        );
+    }
+
     // a restart resumes after the committed offset: nothing new, nothing twice
     let running = Running::start(&config_path, &log);
     std::thread::sleep(Duration::from_secs(4));

@@ -103,6 +103,7 @@ fn orders_layout() -> Arc<TableLayout> {
         ],
         key: vec!["ORDER_ID".into()],
         key_source: KeySource::PrimaryKey,
+        supplemental: Default::default(),
     })
 }
 
@@ -199,6 +200,7 @@ fn keyless_table_in_rowid_mode_and_split() {
         ],
         key: vec![],
         key_source: KeySource::None,
+        supplemental: Default::default(),
     });
     let commit = commit(0, None, 2);
     let mut records = Vec::new();
@@ -395,4 +397,69 @@ fn key_text_is_the_key_payload_as_json() {
             );
         }
     }
+}
+
+/// The schema topic: a table's versions, oldest first, its full layout (an excluded column
+/// included: names and types, no values), the records' key, and a tombstone when the table
+/// goes away.
+fn schema_records(schemas: &str) -> String {
+    use cdc_core::table::SupplementalLogging;
+    use cdc_logminer::engine::SchemaChange;
+    let mut builder = RecordBuilder::new(settings(&[
+        ("cdc.database.pdbs", "FREEPDB1"),
+        ("cdc.key.columns", "FREEPDB1.APP.AUDIT_LOG:AT"),
+        ("key.converter.schemas.enable", schemas),
+        ("value.converter.schemas.enable", schemas),
+    ]));
+    let commit = commit(0, None, 1);
+    let position = position(0, &commit);
+    let v1 = all_types_layout(cdb_table());
+    let mut v2 = (*v1).clone();
+    v2.version = v1.version + 1;
+    v2.valid_from = Scn(5_000_150);
+    v2.supplemental = SupplementalLogging {
+        all_columns: false,
+        primary_key: true,
+    };
+    v2.columns
+        .push(ColumnDef::new("ADDED", 28, ColumnType::Varchar2).with_length(30));
+    let audit = Arc::new(TableLayout {
+        table: TableId::new("APP", "AUDIT_LOG").in_pdb("FREEPDB1"),
+        version: 1,
+        valid_from: Scn(5_000_100),
+        columns: vec![
+            ColumnDef::new("AT", 1, ColumnType::Timestamp)
+                .with_precision(None, Some(6))
+                .not_null(),
+            ColumnDef::new("MSG", 2, ColumnType::Varchar2).with_length(200),
+        ],
+        key: vec![],
+        key_source: KeySource::None,
+        supplemental: SupplementalLogging::default(),
+    });
+    let kinds = vec![
+        RecordKind::Schema(SchemaChange::Version(v1)),
+        RecordKind::Schema(SchemaChange::Version(audit)),
+        RecordKind::Schema(SchemaChange::Version(Arc::new(v2))),
+        RecordKind::Schema(SchemaChange::Removed(cdb_table())),
+    ];
+    let mut records = Vec::new();
+    for kind in kinds {
+        let record = EngineRecord {
+            kind,
+            position: Arc::new(position.clone()),
+        };
+        builder.append(&record, context(), &mut records).unwrap();
+    }
+    assert!(records.iter().all(|r| r.commits_offset));
+    assert_eq!(records.last().map(|r| r.value.is_none()), Some(true));
+    let text = dump(&records, &builder.settings().server);
+    assert!(text.contains("\"SECRET\""), "the layout is whole");
+    text
+}
+
+#[test]
+fn schema_topic_records() {
+    golden("schema_records.payload.txt", &schema_records("false"));
+    golden("schema_records.schemas.txt", &schema_records("true"));
 }

@@ -17,5 +17,8 @@ pub mod value;
 pub use change::{ChangeEvent, ChangeOp, CommittedTransaction, MinedRow, Operation, RowChange};
 pub use error::{CdcClass, CdcCode, CdcError};
 pub use position::{ConId, ConXid, ObjectId, PositionError, RedoAddr, RedoThread, RsId, Scn, Xid};
-pub use table::{ColumnDef, ColumnType, KeySource, TableId, TableLayout, UniqueIndex, choose_key};
+pub use table::{
+    ColumnDef, ColumnType, KeySource, SupplementalLogging, TableId, TableLayout, UniqueIndex,
+    choose_key,
+};
 pub use value::{Decimal, IntervalNanos, OracleDateTime, TimeZone, Value};

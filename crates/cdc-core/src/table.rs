@@ -297,6 +297,15 @@ pub fn choose_key(
     }
 }
 
+/// The supplemental logging in force for a table: the database's (or PDB's) plus the table's
+/// own log groups. ALL COLUMNS logging gives every update a full before image; PRIMARY KEY
+/// logging gives the key columns only (partial before images, with no marker in the row).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct SupplementalLogging {
+    pub all_columns: bool,
+    pub primary_key: bool,
+}
+
 /// One schema version of a table.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TableLayout {
@@ -309,6 +318,8 @@ pub struct TableLayout {
     /// Names of the key columns, in key order.
     pub key: Vec<String>,
     pub key_source: KeySource,
+    #[serde(default)]
+    pub supplemental: SupplementalLogging,
 }
 
 impl TableLayout {
@@ -418,6 +429,7 @@ mod tests {
             ],
             key: vec!["ID".into()],
             key_source: KeySource::PrimaryKey,
+            supplemental: Default::default(),
         };
         assert_eq!(layout.column_index("NAME"), Some(1));
         assert_eq!(layout.column_index("name"), None);

@@ -127,6 +127,7 @@ fn run() -> Result<(), String> {
             RecordKind::Heartbeat { .. } => *by_op.entry("heartbeat").or_default() += 1,
             RecordKind::Ops(_) => *by_op.entry("ops").or_default() += 1,
             RecordKind::Dlq(_) => *by_op.entry("dlq").or_default() += 1,
+            RecordKind::Schema(_) => *by_op.entry("schema").or_default() += 1,
         }
     }
     let floor = records

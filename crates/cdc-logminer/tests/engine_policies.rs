@@ -9,7 +9,7 @@ use std::time::Duration;
 use cdc_core::CdcCode;
 use cdc_logminer::engine::{
     CaptureEngine, DecodeErrorMode, EngineError, EngineRecord, EngineSettings, HeartbeatReason,
-    ManualClock, RecordKind,
+    ManualClock, RecordKind, SchemaChange,
 };
 use cdc_logminer::sim::Scenario;
 use engine_support::*;
@@ -412,6 +412,84 @@ fn rows_after_an_alter_in_the_same_step_use_the_new_layout() {
         "{versions:?}"
     );
     assert_eq!(engine.metrics().step_cuts, 1);
+}
+
+/// The schema topic's records: every captured table's layout after the start heartbeat, a new
+/// version valid from the DDL that changed the table and sent before the changes decoded with
+/// it, and a removal when the table is dropped.
+#[test]
+fn layouts_go_out_at_start_after_ddl_and_on_drop() {
+    let json = r#"{"name": "layouts", "database": {"seed": 17}, "events": [
+      {"event": "tick", "millis": 10}, {"event": "tick", "millis": 10}, {"event": "tick", "millis": 10},
+      {"event": "tick", "millis": 10}, {"event": "tick", "millis": 10}, {"event": "tick", "millis": 10},
+      {"event": "insert", "session": "s1", "table": "APP.CUSTOMERS", "values": {"ID": 1, "NAME": "before"}},
+      {"event": "commit", "session": "s1"},
+      {"event": "tick", "millis": 10},
+      {"event": "add_column", "table": "APP.CUSTOMERS", "column": {"name": "TAGS", "type": "VARCHAR2(30)"}},
+      {"event": "insert", "session": "s1", "table": "APP.CUSTOMERS", "values": {"ID": 2, "NAME": "after", "TAGS": "t"}},
+      {"event": "commit", "session": "s1"},
+      {"event": "tick", "millis": 10}, {"event": "tick", "millis": 10}, {"event": "tick", "millis": 10},
+      {"event": "tick", "millis": 10}, {"event": "tick", "millis": 10}, {"event": "tick", "millis": 10},
+      {"event": "drop_table", "table": "APP.CUSTOMERS"},
+      {"event": "tick", "millis": 10}
+    ]}"#;
+    let source = Scenario::from_json(json).unwrap().into_source(3).unwrap();
+    let spill = tempfile::tempdir().unwrap();
+    let clock = ManualClock::default();
+    let mut engine =
+        CaptureEngine::open(source, settings(&spill), None, Box::new(clock.clone())).unwrap();
+    let start_scn = engine.position().resume.scn;
+    let mut records = Vec::new();
+    run_until_quiet(&mut engine, &clock, &mut records, 3).unwrap();
+    let customers = cdc_core::TableId::new("APP", "CUSTOMERS");
+    // the start heartbeat, then one layout per captured table, version 1, valid from the start
+    assert!(matches!(records[0].kind, RecordKind::Heartbeat { .. }));
+    let at_start: Vec<_> = records[1..]
+        .iter()
+        .map_while(|r| match &r.kind {
+            RecordKind::Schema(SchemaChange::Version(layout)) => Some(layout),
+            _ => None,
+        })
+        .collect();
+    assert!(at_start.len() >= 2, "{at_start:?}");
+    assert!(at_start.iter().any(|l| l.table == customers));
+    for layout in &at_start {
+        assert_eq!((layout.version, layout.valid_from), (1, start_scn));
+        assert!(
+            layout.supplemental.all_columns,
+            "the simulator logs all columns"
+        );
+    }
+    // after the start: CUSTOMERS' second version, then its removal, and nothing else
+    let later: Vec<(usize, &SchemaChange)> = records
+        .iter()
+        .enumerate()
+        .skip(1 + at_start.len())
+        .filter_map(|(i, r)| match &r.kind {
+            RecordKind::Schema(change) => Some((i, change)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(later.len(), 2, "{later:?}");
+    let SchemaChange::Version(v2) = later[0].1 else {
+        panic!("{later:?}");
+    };
+    assert_eq!((&v2.table, v2.version), (&customers, 2));
+    assert!(v2.column("TAGS").is_some());
+    assert_eq!(later[1].1, &SchemaChange::Removed(customers.clone()));
+    let changes: Vec<(usize, cdc_core::Scn, u32)> = records
+        .iter()
+        .enumerate()
+        .filter_map(|(i, r)| match &r.kind {
+            RecordKind::Change(c) => Some((i, c.event.scn, c.layout.version)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(changes.len(), 2, "{changes:?}");
+    // valid from the ALTER's SCN, between the two inserts; sent before the change that uses it
+    assert!(changes[0].1 < v2.valid_from && v2.valid_from < changes[1].1);
+    assert!(changes[0].0 < later[0].0 && later[0].0 < changes[1].0);
+    assert_eq!(changes[1].2, 2);
 }
 
 #[test]

@@ -195,9 +195,10 @@ impl Delivery {
                 };
                 (sent, split)
             }
-            RecordKind::Heartbeat { .. } | RecordKind::Ops(_) | RecordKind::Dlq(_) => {
-                (Sent::Side, false)
-            }
+            RecordKind::Heartbeat { .. }
+            | RecordKind::Ops(_)
+            | RecordKind::Dlq(_)
+            | RecordKind::Schema(_) => (Sent::Side, false),
         };
         let context = RecordContext {
             now_ms: i64::try_from(now).unwrap_or(i64::MAX),

@@ -91,6 +91,7 @@ pub fn all_types_layout(table: TableId) -> Arc<TableLayout> {
         columns,
         key: vec!["ID".into()],
         key_source: KeySource::PrimaryKey,
+        supplemental: Default::default(),
     })
 }
 

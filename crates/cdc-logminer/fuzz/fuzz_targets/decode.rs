@@ -46,6 +46,7 @@ fn table() -> &'static DecodeTable {
                 .collect(),
             key: vec!["A".into()],
             key_source: KeySource::PrimaryKey,
+            supplemental: Default::default(),
         };
         DecodeTable::without_exclusions(Arc::new(layout))
     })

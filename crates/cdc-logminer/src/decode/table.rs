@@ -280,6 +280,7 @@ mod tests {
                     .collect(),
                 key: vec!["C0".to_owned()],
                 key_source: KeySource::PrimaryKey,
+                supplemental: Default::default(),
             };
             let table = DecodeTable::without_exclusions(Arc::new(layout));
             for name in ["C0", "C3", "C4", "C9", "", "C"] {

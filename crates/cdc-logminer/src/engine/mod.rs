@@ -367,6 +367,18 @@ pub struct DlqRecord {
     pub details: BTreeMap<String, String>,
 }
 
+/// A table's layout for the schema topic: names and types, never values.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SchemaChange {
+    /// A schema version the engine decodes the table's rows with from here on: every captured
+    /// table's at each start, and a new one when DDL changed the table's columns, key or
+    /// supplemental logging, valid from that DDL's SCN.
+    Version(Arc<TableLayout>),
+    /// The table is no longer captured under this name (dropped, renamed, or no longer
+    /// matching the filters after DDL).
+    Removed(TableId),
+}
+
 /// What a record carries.
 #[derive(Debug, Clone, PartialEq)]
 pub enum RecordKind {
@@ -377,6 +389,7 @@ pub enum RecordKind {
     },
     Ops(OpsEvent),
     Dlq(DlqRecord),
+    Schema(SchemaChange),
 }
 
 /// A record and the position a restart may use once it is acknowledged.
@@ -530,6 +543,8 @@ pub struct CaptureEngine<S: RedoSource> {
     remines: u32,
     metrics: EngineMetrics,
     started: bool,
+    /// Layouts resolved since the last record went out, for the schema topic.
+    pending_schema: Vec<SchemaChange>,
 }
 
 impl<S: RedoSource> fmt::Debug for CaptureEngine<S> {
@@ -601,8 +616,10 @@ impl<S: RedoSource> CaptureEngine<S> {
             remines: 0,
             metrics: EngineMetrics::default(),
             started: false,
+            pending_schema: Vec::new(),
         };
-        engine.refresh_objects()?;
+        let valid_from = engine.position.resume.scn;
+        engine.refresh_objects(valid_from)?;
         Ok(engine)
     }
 
@@ -650,6 +667,7 @@ impl<S: RedoSource> CaptureEngine<S> {
         if !self.started {
             self.started = true;
             self.emit_heartbeat(sink, HeartbeatReason::Start)?;
+            self.emit_schema(sink)?;
         }
         let started = self.clock.now_ms();
         let mut report = match self.read_step() {
@@ -1120,7 +1138,7 @@ impl<S: RedoSource> CaptureEngine<S> {
                 if let Ok(Decoded::Ddl(info)) = &decoded {
                     self.apply_ddl(row, info)?;
                 }
-                Ok(0)
+                self.emit_schema(sink)
             }
             Operation::Unsupported => {
                 let table = self.captured_table(row);
@@ -1361,14 +1379,15 @@ impl<S: RedoSource> CaptureEngine<S> {
             | DdlKind::Drop
             | DdlKind::Rename
             | DdlKind::AlterColumns
-            | DdlKind::PartitionMaintenance => self.refresh_objects(),
+            | DdlKind::PartitionMaintenance => self.refresh_objects(row.scn),
             DdlKind::Truncate | DdlKind::Other(_) => Ok(()),
         }
     }
 
     /// Resolves the captured object ids and table layouts again. A table whose layout
-    /// changed gets a new schema version.
-    fn refresh_objects(&mut self) -> Result<(), CdcError> {
+    /// changed gets a new schema version, valid from `valid_from`; new versions and tables no
+    /// longer captured wait in `pending_schema` for the schema topic.
+    fn refresh_objects(&mut self, valid_from: Scn) -> Result<(), CdcError> {
         let filter = Arc::clone(&self.settings.table_filter);
         let pdbs = self.settings.pdbs.clone();
         let captured: Vec<CapturedObject> = self
@@ -1391,7 +1410,10 @@ impl<S: RedoSource> CaptureEngine<S> {
         for layout in layouts {
             let table = layout.table.clone();
             let unchanged = self.tables.get(&table).filter(|current| {
-                current.layout().columns == layout.columns && current.layout().key == layout.key
+                let current = current.layout();
+                current.columns == layout.columns
+                    && current.key == layout.key
+                    && current.supplemental == layout.supplemental
             });
             let decode_table = match unchanged {
                 Some(current) => current.clone(),
@@ -1400,18 +1422,30 @@ impl<S: RedoSource> CaptureEngine<S> {
                     *version += 1;
                     let mut layout = layout;
                     layout.version = *version;
+                    layout.valid_from = valid_from;
                     let column_filter = Arc::clone(&self.settings.column_filter);
                     let for_table = table.clone();
                     let filter = ColumnFilter::from_fn(move |column: &str| {
                         column_filter(&for_table, column)
                     });
-                    DecodeTable::new(Arc::new(layout), filter)
-                        .map_err(|e| CdcError::new(CdcCode::Decode, e.to_string()))?
+                    let table = DecodeTable::new(Arc::new(layout), filter)
+                        .map_err(|e| CdcError::new(CdcCode::Decode, e.to_string()))?;
+                    self.pending_schema
+                        .push(SchemaChange::Version(Arc::clone(table.layout())));
+                    table
                 }
             };
             self.layouts.register(&decode_table);
             decode_tables.insert(table, decode_table);
         }
+        let mut removed: Vec<&TableId> = self
+            .tables
+            .keys()
+            .filter(|t| !decode_tables.contains_key(*t))
+            .collect();
+        removed.sort();
+        self.pending_schema
+            .extend(removed.into_iter().cloned().map(SchemaChange::Removed));
         self.objects = Arc::new(objects);
         self.tables = Arc::new(decode_tables);
         Ok(())
@@ -1532,6 +1566,16 @@ impl<S: RedoSource> CaptureEngine<S> {
         Ok(())
     }
 
+    /// Sends the layouts resolved since the last call, one record each.
+    fn emit_schema(&mut self, sink: &mut dyn RecordSink) -> Result<u64, EngineError> {
+        let pending = std::mem::take(&mut self.pending_schema);
+        let count = pending.len() as u64;
+        for change in pending {
+            self.emit_between(sink, RecordKind::Schema(change))?;
+        }
+        Ok(count)
+    }
+
     fn emit_heartbeat(
         &mut self,
         sink: &mut dyn RecordSink,
@@ -1592,6 +1636,7 @@ impl SchemaVersions {
                 columns: Vec::new(),
                 key: Vec::new(),
                 key_source: cdc_core::KeySource::None,
+                supplemental: Default::default(),
             }),
         }
     }

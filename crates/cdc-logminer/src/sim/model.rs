@@ -4,7 +4,8 @@
 use std::collections::BTreeMap;
 
 use cdc_core::{
-    ColumnDef, ColumnType, ObjectId, Scn, TableId, TableLayout, UniqueIndex, Value, choose_key,
+    ColumnDef, ColumnType, ObjectId, Scn, SupplementalLogging, TableId, TableLayout, UniqueIndex,
+    Value, choose_key,
 };
 use serde::{Deserialize, Serialize};
 
@@ -281,6 +282,11 @@ pub fn layout_from_spec(
         columns,
         key,
         key_source,
+        // every UPDATE and DELETE the simulator writes carries a full before image
+        supplemental: SupplementalLogging {
+            all_columns: true,
+            primary_key: false,
+        },
     })
 }
 

@@ -25,6 +25,7 @@ pub fn layout(
             .collect(),
         key: key.iter().map(|k| (*k).to_owned()).collect(),
         key_source: KeySource::PrimaryKey,
+        supplemental: Default::default(),
     })
 }
 

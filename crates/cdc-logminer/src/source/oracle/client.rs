@@ -8,7 +8,7 @@ use std::sync::mpsc;
 use cdc_core::ora::OraCode;
 use cdc_core::{
     ColumnDef, ColumnType, ConId, MinedRow, ObjectId, Operation, OracleDateTime, RedoAddr,
-    RedoThread, RsId, Scn, TableId, TableLayout, UniqueIndex, Xid, choose_key,
+    RedoThread, RsId, Scn, SupplementalLogging, TableId, TableLayout, UniqueIndex, Xid, choose_key,
 };
 use oracle::sql_type::ToSql;
 use oracle::{Connection, Row};
@@ -354,9 +354,29 @@ impl RedoSource for OracleSource {
         } else {
             BTreeMap::new()
         };
+        let yes = |text: String| text == "YES";
+        let database = match self.rows(sql::SUPPLEMENTAL_DATABASE, &[])?.first() {
+            Some(r) => SupplementalLogging {
+                all_columns: yes(col(r, 0)?),
+                primary_key: yes(col(r, 1)?),
+            },
+            None => SupplementalLogging::default(),
+        };
+        let mut by_pdb: BTreeMap<u32, SupplementalLogging> = BTreeMap::new();
+        if self.is_cdb {
+            for r in self.rows(sql::SUPPLEMENTAL_PDBS, &[])? {
+                by_pdb.insert(
+                    col(&r, 0)?,
+                    SupplementalLogging {
+                        all_columns: yes(col(&r, 1)?),
+                        primary_key: yes(col(&r, 2)?),
+                    },
+                );
+            }
+        }
         let mut out = Vec::new();
         for t in tables {
-            let (cols_sql, pk_sql, unique_sql, params) = if self.is_cdb {
+            let (cols_sql, pk_sql, unique_sql, groups_sql, pdb_logging, params) = if self.is_cdb {
                 let Some(con) = t.pdb.as_ref().and_then(|p| pdbs.get(p)) else {
                     continue;
                 };
@@ -364,6 +384,8 @@ impl RedoSource for OracleSource {
                     sql::COLUMNS_CDB,
                     sql::PRIMARY_KEY_CDB,
                     sql::UNIQUE_INDEXES_CDB,
+                    sql::LOG_GROUPS_CDB,
+                    by_pdb.get(con).copied(),
                     vec![
                         Bind::Int(i64::from(*con)),
                         Bind::Text(t.owner.clone()),
@@ -375,6 +397,8 @@ impl RedoSource for OracleSource {
                     sql::COLUMNS_NON_CDB,
                     sql::PRIMARY_KEY_NON_CDB,
                     sql::UNIQUE_INDEXES_NON_CDB,
+                    sql::LOG_GROUPS_NON_CDB,
+                    None,
                     vec![Bind::Text(t.owner.clone()), Bind::Text(t.table.clone())],
                 )
             };
@@ -427,6 +451,18 @@ impl RedoSource for OracleSource {
                 }
             }
             let (key, key_source) = choose_key(&columns, primary_key, &unique_indexes);
+            let mut supplemental = database;
+            if let Some(pdb) = pdb_logging {
+                supplemental.all_columns |= pdb.all_columns;
+                supplemental.primary_key |= pdb.primary_key;
+            }
+            for r in self.rows(groups_sql, &params)? {
+                match col::<String>(&r, 0)?.as_str() {
+                    "ALL COLUMN LOGGING" => supplemental.all_columns = true,
+                    "PRIMARY KEY LOGGING" => supplemental.primary_key = true,
+                    _ => {}
+                }
+            }
             out.push(TableLayout {
                 table: t.clone(),
                 version: 1,
@@ -434,6 +470,7 @@ impl RedoSource for OracleSource {
                 key_source,
                 columns,
                 key,
+                supplemental,
             });
         }
         Ok(out)

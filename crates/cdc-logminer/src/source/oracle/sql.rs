@@ -123,6 +123,22 @@ WHERE I.TABLE_OWNER = :1 AND I.TABLE_NAME = :2 \
 AND I.UNIQUENESS = 'UNIQUE' AND I.STATUS <> 'UNUSABLE' \
 ORDER BY I.OWNER, I.INDEX_NAME, IC.COLUMN_POSITION";
 
+/// Database-wide supplemental logging (in a CDB, CDB$ROOT's, which every PDB has).
+pub const SUPPLEMENTAL_DATABASE: &str =
+    "SELECT SUPPLEMENTAL_LOG_DATA_ALL, SUPPLEMENTAL_LOG_DATA_PK FROM V$DATABASE";
+
+/// Each PDB's own supplemental logging (CDB only).
+pub const SUPPLEMENTAL_PDBS: &str =
+    "SELECT CON_ID, ALL_COLUMN, PRIMARY_KEY FROM CDB_SUPPLEMENTAL_LOGGING";
+
+/// A table's own supplemental log groups. Binds: `:1` CON_ID, `:2` OWNER, `:3` TABLE_NAME.
+pub const LOG_GROUPS_CDB: &str = "SELECT LOG_GROUP_TYPE FROM CDB_LOG_GROUPS \
+WHERE CON_ID = :1 AND OWNER = :2 AND TABLE_NAME = :3";
+
+/// Binds: `:1` OWNER, `:2` TABLE_NAME.
+pub const LOG_GROUPS_NON_CDB: &str =
+    "SELECT LOG_GROUP_TYPE FROM DBA_LOG_GROUPS WHERE OWNER = :1 AND TABLE_NAME = :2";
+
 /// Starts a new log list (and ends any session). Bind: `:1` file name.
 pub const ADD_LOGFILE_NEW: &str =
     "BEGIN DBMS_LOGMNR.ADD_LOGFILE(LOGFILENAME => :1, OPTIONS => DBMS_LOGMNR.NEW); END;";
