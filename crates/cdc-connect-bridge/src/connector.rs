@@ -82,7 +82,7 @@ impl Connector {
             worker_id,
             inner: Mutex::new(Inner {
                 desired: Desired::Running,
-                state: ConnectorState::Restarting,
+                state: ConnectorState::Unassigned,
                 trace: None,
                 signals: None,
                 restart: false,
@@ -401,6 +401,18 @@ mod tests {
         );
         assert_eq!(shown["cdc.topic.prefix"], "cdc");
         assert_eq!(shown.len(), 8);
+    }
+
+    /// Before its task first starts, a connector is UNASSIGNED, as in Connect: not RESTARTING,
+    /// which is the answer to a restart.
+    #[test]
+    fn a_connector_not_started_yet_is_unassigned() {
+        let given = given(&[]);
+        let config = given.validate().expect("a valid configuration");
+        let connector = Connector::new(config, &given, "127.0.0.1:8083".to_owned());
+        let status = ConnectorControl::status(&connector);
+        assert_eq!(status.state.as_str(), "UNASSIGNED");
+        assert_eq!(status.trace, None);
     }
 
     /// Connect refuses to alter or reset the offsets of a connector that is not STOPPED with a

@@ -20,12 +20,15 @@ pub enum ConnectorState {
     Stopped,
     /// Stopped by an error; the status carries the trace (the CDC message).
     Failed,
-    /// Starting or restarting.
+    /// Restarting (`POST /restart`).
     Restarting,
+    /// Created and not started yet: the moment between the process start and the task's.
+    Unassigned,
 }
 
 impl ConnectorState {
-    /// Connect's spelling: `RUNNING`, `PAUSED`, `STOPPED`, `FAILED`, `RESTARTING`.
+    /// Connect's spelling: `RUNNING`, `PAUSED`, `STOPPED`, `FAILED`, `RESTARTING`,
+    /// `UNASSIGNED`.
     pub fn as_str(self) -> &'static str {
         match self {
             ConnectorState::Running => "RUNNING",
@@ -33,6 +36,7 @@ impl ConnectorState {
             ConnectorState::Stopped => "STOPPED",
             ConnectorState::Failed => "FAILED",
             ConnectorState::Restarting => "RESTARTING",
+            ConnectorState::Unassigned => "UNASSIGNED",
         }
     }
 }

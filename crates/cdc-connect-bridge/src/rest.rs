@@ -248,11 +248,12 @@ fn instance_json(state: ConnectorState, status: &ConnectorStatus, id: Option<u32
     out.insert("state".to_owned(), json!(state.as_str()));
     out.insert("worker_id".to_owned(), json!(status.worker_id));
     // The trace belongs to the failure; an instance being restarted no longer shows it.
-    if let Some(trace) = status
-        .trace
-        .as_ref()
-        .filter(|_| state != ConnectorState::Restarting)
-    {
+    if let Some(trace) = status.trace.as_ref().filter(|_| {
+        !matches!(
+            state,
+            ConnectorState::Restarting | ConnectorState::Unassigned
+        )
+    }) {
         out.insert("trace".to_owned(), json!(trace));
     }
     JsonValue::Object(out)
