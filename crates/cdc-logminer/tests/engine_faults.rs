@@ -8,7 +8,9 @@ mod engine_support;
 use std::time::Duration;
 
 use cdc_core::CdcCode;
-use cdc_logminer::engine::{CaptureEngine, EngineError, EngineMetrics, EngineRecord, ManualClock};
+use cdc_logminer::engine::{
+    CaptureEngine, EngineError, EngineMetrics, EngineRecord, ManualClock, RecordKind,
+};
 use cdc_logminer::sim::{
     DbOp, Fault, SimConfig, SimDatabase, SimSource, SourceCall, WorkloadConfig,
 };
@@ -107,6 +109,24 @@ fn assert_retried(
         "{fault:?}: output differs"
     );
     check(&run.metrics);
+    // each reconnect is told on the ops topic, with its cause
+    let reconnected: Vec<_> = run
+        .records
+        .iter()
+        .filter_map(|r| match &r.kind {
+            RecordKind::Ops(e) if e.event_type == "reconnected" => Some(&e.details),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        reconnected.len() as u64,
+        run.metrics.reconnects,
+        "{fault:?}: {reconnected:?}"
+    );
+    assert!(
+        reconnected.iter().all(|d| d["cause"].contains("ORA-")),
+        "{reconnected:?}"
+    );
 }
 
 fn assert_stops(

@@ -242,6 +242,16 @@ fn a_created_table_is_captured_from_its_first_row() {
         .flat_map(|(_, _, cs)| cs.iter().map(|c| c.table.to_string()))
         .collect();
     assert_eq!(tables, ["APP.CUSTOMERS", "APP.NEW_T", "APP.NEW_T"]);
+    let added: Vec<_> = records
+        .iter()
+        .filter_map(|r| match &r.kind {
+            RecordKind::Ops(e) if e.event_type == "table-added" => Some(&e.details),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(added.len(), 1, "{added:?}");
+    assert_eq!(added[0]["table"], "APP.NEW_T");
+    assert_eq!(added[0]["snapshot"], "false");
 }
 
 /// Without a primary key, a table is keyed by its unique index over NOT NULL columns, the one
@@ -490,6 +500,39 @@ fn layouts_go_out_at_start_after_ddl_and_on_drop() {
     assert!(changes[0].1 < v2.valid_from && v2.valid_from < changes[1].1);
     assert!(changes[0].0 < later[0].0 && later[0].0 < changes[1].0);
     assert_eq!(changes[1].2, 2);
+    // the ops topic names each DDL and what it did to the captured tables
+    let ops: Vec<(&str, &std::collections::BTreeMap<String, String>)> = records
+        .iter()
+        .filter_map(|r| match &r.kind {
+            RecordKind::Ops(e) => Some((e.event_type, &e.details)),
+            _ => None,
+        })
+        .collect();
+    let of = |kind: &str| {
+        ops.iter()
+            .filter(|(t, _)| *t == kind)
+            .map(|(_, d)| *d)
+            .collect::<Vec<_>>()
+    };
+    let seen = of("ddl-seen");
+    assert_eq!(seen.len(), 2, "{ops:?}");
+    assert!(seen[0]["sql"].contains("TAGS"), "{seen:?}");
+    assert_eq!(seen[0]["object"], "CUSTOMERS");
+    assert_eq!(seen[0]["scn"], v2.valid_from.to_string());
+    let applied = of("ddl-applied");
+    assert_eq!(applied.len(), 2, "{ops:?}");
+    assert_eq!(
+        (
+            applied[0]["object"].as_str(),
+            applied[0]["version"].as_str()
+        ),
+        ("CUSTOMERS", "2")
+    );
+    assert_eq!(applied[1].get("removed").map(String::as_str), Some("true"));
+    let removed = of("table-removed");
+    assert_eq!(removed.len(), 1, "{ops:?}");
+    assert_eq!(removed[0]["table"], "APP.CUSTOMERS");
+    assert!(of("table-added").is_empty(), "{ops:?}");
 }
 
 #[test]

@@ -545,6 +545,9 @@ pub struct CaptureEngine<S: RedoSource> {
     started: bool,
     /// Layouts resolved since the last record went out, for the schema topic.
     pending_schema: Vec<SchemaChange>,
+    /// Ops events of DDL (`ddl-seen`, `ddl-applied`, `table-added`, `table-removed`) and of
+    /// reconnects (`reconnected`), sent after the layouts.
+    pending_ops: Vec<OpsEvent>,
 }
 
 impl<S: RedoSource> fmt::Debug for CaptureEngine<S> {
@@ -617,6 +620,7 @@ impl<S: RedoSource> CaptureEngine<S> {
             metrics: EngineMetrics::default(),
             started: false,
             pending_schema: Vec::new(),
+            pending_ops: Vec::new(),
         };
         let valid_from = engine.position.resume.scn;
         engine.refresh_objects(valid_from)?;
@@ -667,7 +671,7 @@ impl<S: RedoSource> CaptureEngine<S> {
         if !self.started {
             self.started = true;
             self.emit_heartbeat(sink, HeartbeatReason::Start)?;
-            self.emit_schema(sink)?;
+            self.emit_pending(sink)?;
         }
         let started = self.clock.now_ms();
         let mut report = match self.read_step() {
@@ -695,6 +699,7 @@ impl<S: RedoSource> CaptureEngine<S> {
         };
         self.metrics.steps += 1;
         self.metrics.last_step_ms = self.clock.now_ms().saturating_sub(started);
+        report.records += self.emit_pending(sink)?;
         report.records += self.run_policies(sink)?;
         if let Some(interval) = self.settings.heartbeat_interval
             && self.clock.now_ms().saturating_sub(self.last_record_ms) >= millis(interval)
@@ -870,6 +875,10 @@ impl<S: RedoSource> CaptureEngine<S> {
                             ),
                         )));
                     }
+                    self.pending_ops.push(OpsEvent {
+                        event_type: "reconnected",
+                        details: BTreeMap::from([("cause".to_owned(), last.to_string())]),
+                    });
                     return Ok(());
                 }
                 Err(e) => match recovery_for(e, &self.settings.extra_transient) {
@@ -1138,7 +1147,7 @@ impl<S: RedoSource> CaptureEngine<S> {
                 if let Ok(Decoded::Ddl(info)) = &decoded {
                     self.apply_ddl(row, info)?;
                 }
-                self.emit_schema(sink)
+                self.emit_pending(sink)
             }
             Operation::Unsupported => {
                 let table = self.captured_table(row);
@@ -1359,6 +1368,32 @@ impl<S: RedoSource> CaptureEngine<S> {
     }
 
     fn apply_ddl(&mut self, row: &MinedRow, info: &DdlInfo) -> Result<(), CdcError> {
+        let object = info.table.as_ref();
+        let owner = object
+            .and_then(|t| t.owner.clone())
+            .or_else(|| row.seg_owner.clone())
+            .unwrap_or_default();
+        let pdb = row
+            .src_con_name
+            .clone()
+            .filter(|p| p != "CDB$ROOT")
+            .unwrap_or_default();
+        let mut seen = BTreeMap::new();
+        seen.insert("pdb".to_owned(), pdb);
+        seen.insert("owner".to_owned(), owner);
+        seen.insert(
+            "object".to_owned(),
+            object.map(|t| t.name.clone()).unwrap_or_default(),
+        );
+        seen.insert("scn".to_owned(), row.scn.to_string());
+        seen.insert(
+            "sql".to_owned(),
+            ddl_text_shown(row.sql_redo.as_deref().unwrap_or("")),
+        );
+        self.pending_ops.push(OpsEvent {
+            event_type: "ddl-seen",
+            details: seen,
+        });
         let touches_captured = info.table.as_ref().is_some_and(|t| {
             let owner = t
                 .owner
@@ -1379,7 +1414,17 @@ impl<S: RedoSource> CaptureEngine<S> {
             | DdlKind::Drop
             | DdlKind::Rename
             | DdlKind::AlterColumns
-            | DdlKind::PartitionMaintenance => self.refresh_objects(row.scn),
+            | DdlKind::PartitionMaintenance => {
+                let captured_before: HashSet<TableId> = self.tables.keys().cloned().collect();
+                let announced = self.pending_schema.len();
+                self.refresh_objects(row.scn)?;
+                let events: Vec<OpsEvent> = self.pending_schema[announced..]
+                    .iter()
+                    .flat_map(|change| ddl_events(change, &captured_before, row.scn))
+                    .collect();
+                self.pending_ops.extend(events);
+                Ok(())
+            }
             DdlKind::Truncate | DdlKind::Other(_) => Ok(()),
         }
     }
@@ -1566,12 +1611,18 @@ impl<S: RedoSource> CaptureEngine<S> {
         Ok(())
     }
 
-    /// Sends the layouts resolved since the last call, one record each.
-    fn emit_schema(&mut self, sink: &mut dyn RecordSink) -> Result<u64, EngineError> {
+    /// Sends the layouts resolved since the last call, one record each, then the ops events
+    /// waiting: those of the DDL that changed the layouts, and of reconnects.
+    fn emit_pending(&mut self, sink: &mut dyn RecordSink) -> Result<u64, EngineError> {
         let pending = std::mem::take(&mut self.pending_schema);
-        let count = pending.len() as u64;
+        let ops = std::mem::take(&mut self.pending_ops);
+        let count = (pending.len() + ops.len()) as u64;
         for change in pending {
             self.emit_between(sink, RecordKind::Schema(change))?;
+        }
+        for event in ops {
+            self.emit_between(sink, RecordKind::Ops(event))?;
+            self.metrics.ops_events += 1;
         }
         Ok(count)
     }
@@ -1780,6 +1831,68 @@ enum StepFailure {
 /// Whether a DDL row ends the step: a CREATE, DROP, rename, partition maintenance or column
 /// change of a table that is captured or matches the include patterns (the object ids and
 /// layouts must be resolved again before the next row is decoded).
+/// The ops events of one layout change that DDL made: `ddl-applied` for every change,
+/// `table-added` for a table captured from now on, `table-removed` for one no longer captured.
+fn ddl_events(
+    change: &SchemaChange,
+    captured_before: &HashSet<TableId>,
+    scn: Scn,
+) -> Vec<OpsEvent> {
+    let table = match change {
+        SchemaChange::Version(layout) => &layout.table,
+        SchemaChange::Removed(table) => table,
+    };
+    let mut applied = BTreeMap::new();
+    applied.insert("pdb".to_owned(), table.pdb.clone().unwrap_or_default());
+    applied.insert("owner".to_owned(), table.owner.clone());
+    applied.insert("object".to_owned(), table.table.clone());
+    applied.insert("scn".to_owned(), scn.to_string());
+    let mut events = Vec::with_capacity(2);
+    let name = |table: &TableId| BTreeMap::from([("table".to_owned(), table.pattern_name())]);
+    match change {
+        SchemaChange::Version(layout) => {
+            applied.insert("version".to_owned(), layout.version.to_string());
+            applied.insert("columns".to_owned(), layout.columns.len().to_string());
+            events.push(OpsEvent {
+                event_type: "ddl-applied",
+                details: applied,
+            });
+            if !captured_before.contains(table) {
+                let mut added = name(table);
+                // snapshots are not built: a new table is captured from its first row
+                added.insert("snapshot".to_owned(), "false".to_owned());
+                events.push(OpsEvent {
+                    event_type: "table-added",
+                    details: added,
+                });
+            }
+        }
+        SchemaChange::Removed(table) => {
+            applied.insert("removed".to_owned(), "true".to_owned());
+            events.push(OpsEvent {
+                event_type: "ddl-applied",
+                details: applied,
+            });
+            events.push(OpsEvent {
+                event_type: "table-removed",
+                details: name(table),
+            });
+        }
+    }
+    events
+}
+
+/// A DDL statement as the `ddl-seen` event shows it: at most 2 000 characters, and nothing
+/// after `IDENTIFIED BY`, so a password set by DDL never reaches the ops topic.
+fn ddl_text_shown(sql: &str) -> String {
+    let mut text: String = sql.chars().take(2000).collect();
+    if let Some(at) = text.to_ascii_uppercase().find("IDENTIFIED BY") {
+        text.truncate(at + "IDENTIFIED BY".len());
+        text.push_str(" ***");
+    }
+    text
+}
+
 fn ddl_ends_step(
     row: &MinedRow,
     info: &DdlInfo,
@@ -2011,6 +2124,20 @@ fn merge_locator_update(held: &ChangeEvent, update: &RowChange) -> Option<Change
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ddl_text_shown_is_bounded_and_hides_passwords() {
+        assert_eq!(
+            ddl_text_shown(r#"alter user "APP" identified by "Hunter2" account unlock"#),
+            r#"alter user "APP" identified by ***"#
+        );
+        assert_eq!(
+            ddl_text_shown("ALTER TABLE T ADD (C NUMBER)"),
+            "ALTER TABLE T ADD (C NUMBER)"
+        );
+        let long = "é".repeat(3000);
+        assert_eq!(ddl_text_shown(&long).chars().count(), 2000);
+    }
     use cdc_core::config::Config;
 
     #[test]
