@@ -364,7 +364,16 @@ impl RedoSource for OracleSource {
         };
         let mut by_pdb: BTreeMap<u32, SupplementalLogging> = BTreeMap::new();
         if self.is_cdb {
-            for r in self.rows(sql::SUPPLEMENTAL_PDBS, &[])? {
+            // a PDB's own supplemental logging is extra detail for the schema topic; a release
+            // or grant that does not show the view must not keep the connector from starting
+            let rows = match self.rows(sql::SUPPLEMENTAL_PDBS, &[]) {
+                Err(e) if e.ora_code() == Some(OraCode::TABLE_OR_VIEW_DOES_NOT_EXIST) => {
+                    tracing::warn!(error = %e, "PDB supplemental logging not readable; using the CDB's");
+                    Vec::new()
+                }
+                other => other?,
+            };
+            for r in rows {
                 by_pdb.insert(
                     col(&r, 0)?,
                     SupplementalLogging {
