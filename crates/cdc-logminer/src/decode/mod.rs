@@ -47,7 +47,8 @@ pub use filter::{ColumnExclusions, ColumnFilter};
 pub use parse::{Literal, Statement, StatementKind, SyntaxError, parse_statement};
 pub use row::{DecodeOptions, Decoded, LobOp, XmlDocOp, decode_row, is_generic_column_name};
 pub use step::{
-    AUTO_MAX_THREADS, DecodePool, PARALLEL_MIN_ROWS, PoolError, decode_step, resolve_threads,
+    AUTO_MAX_THREADS, DecodePool, PARALLEL_MIN_ROWS, PoolError, decode_rows, decode_step,
+    resolve_threads,
 };
 pub use table::{DecodeTable, check_excluded_keys};
 pub use temporal::DATE_FORMATS;
