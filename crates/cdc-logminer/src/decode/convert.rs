@@ -190,7 +190,10 @@ pub(super) fn float(text: &str, double: bool) -> Result<Value> {
             if double && let Some(v) = exact_f64(digits, exponent) {
                 return Ok(Value::BinaryDouble(if negative { -v } else { v }));
             }
-            if !double && let Some(v) = exact_f32(digits, exponent) {
+            if !double
+                && let Some(v) =
+                    exact_f32(digits, exponent).or_else(|| f32_of_exact_f64(digits, exponent))
+            {
                 return Ok(Value::BinaryFloat(if negative { -v } else { v }));
             }
             return parse_plain_float(text, double);
@@ -564,6 +567,30 @@ fn exact_f32(digits: u64, exponent: i32) -> Option<f32> {
     let power = *POWERS.get(exponent.unsigned_abs() as usize)?;
     let m = digits as f32;
     Some(if exponent < 0 { m / power } else { m * power })
+}
+
+/// A float's value (`digits × 10^exponent`) through the double [`exact_f64`] gives for it: a
+/// BINARY_FLOAT of nine digits (Oracle writes up to nine) is out of [`exact_f32`]'s reach.
+///
+/// Rounding twice gives what rounding once gives unless the double lands on a boundary
+/// between two floats' rounding intervals: each boundary (a midpoint of two adjacent normal
+/// floats) is itself a double, so rounding to the nearest double cannot move the value across
+/// one, only onto it. So `None` when the double is such a midpoint, or outside the normal
+/// floats (where the boundaries and overflow are left to `str::parse`).
+fn f32_of_exact_f64(digits: u64, exponent: i32) -> Option<f32> {
+    // the bits of a double below a normal float's last significand bit
+    const BELOW_FLOAT: u64 = (1 << (f64::MANTISSA_DIGITS - f32::MANTISSA_DIGITS)) - 1;
+    const MIDPOINT: u64 = 1 << (f64::MANTISSA_DIGITS - f32::MANTISSA_DIGITS - 1);
+    let v = exact_f64(digits, exponent)?;
+    if !(f64::from(f32::MIN_POSITIVE)..=f64::from(f32::MAX)).contains(&v)
+        || v.to_bits() & BELOW_FLOAT == MIDPOINT
+    {
+        return None;
+    }
+    // the double is a normal float's value or lies strictly inside one float's rounding
+    // interval: the conversion rounds it (to nearest, ties to even) as `str::parse` rounds the
+    // exact value
+    Some(v as f32)
 }
 
 /// A text [`plain_float`] accepted, read by `str::parse` (which takes that whole shape).
@@ -1013,6 +1040,41 @@ mod tests {
                 t.push_str(&format!("E{}", next() as i64 % 60 - 30));
             }
             texts.push(t);
+        }
+        // floats' midpoints (and their neighbours) written as integers: the double is then
+        // exact and lands on the boundary between two floats
+        for shift in 0..14 {
+            for odd in [1u64, 3, 5, 0x00ff_ffff, 0x0155_5555] {
+                let midpoint = ((1u64 << 24) + odd) << shift;
+                for n in [midpoint - 1, midpoint, midpoint + 1] {
+                    texts.push(n.to_string());
+                    texts.push(format!("{n}E-3"));
+                    texts.push(format!("-{n}E2"));
+                }
+            }
+        }
+        // large floats' midpoints approached by a multiple of 10^k, near enough that the double
+        // nearest to it is the midpoint itself: rounding twice would then round the tie
+        for shift in 30..48 {
+            for odd in [1u64, 3, 5, 7, 9, 11, 13, 15] {
+                let midpoint = u128::from((1u64 << 24) + odd) << shift;
+                for k in 1..=8u32 {
+                    let p = 10u128.pow(k);
+                    for m in [midpoint / p, midpoint / p + 1] {
+                        texts.push(format!("{m}E{k}"));
+                    }
+                }
+            }
+        }
+        // nine digits, as Oracle writes a BINARY_FLOAT, at every exponent the double reaches
+        for _ in 0..20_000 {
+            let digits = 100_000_000 + next() % 900_000_000;
+            let exponent = next() as i64 % 50 - 25;
+            texts.push(format!(
+                "{}.{:08}E{exponent:+04}",
+                digits / 100_000_000,
+                digits % 100_000_000
+            ));
         }
         for t in &texts {
             for double in [false, true] {
