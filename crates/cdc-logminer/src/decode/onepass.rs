@@ -656,10 +656,6 @@ fn plain_interval(s: &str, at: usize, ty: &ColumnType) -> Option<(Value, usize)>
 }
 
 #[cfg(test)]
-#[path = "../../tests/decode_support/mod.rs"]
-mod decode_support;
-
-#[cfg(test)]
 mod tests {
     use std::collections::HashMap;
     use std::sync::Arc;
@@ -667,7 +663,7 @@ mod tests {
     use cdc_core::change::{MinedRow, Operation, status};
     use cdc_core::table::{ColumnType, TableLayout};
 
-    use super::decode_support::{Rng, corpus, layout, row, small_corpus};
+    use crate::decode::decode_support::{Rng, corpus, layout, row, small_corpus};
     use crate::decode::parse::GENERAL_ONLY;
     use crate::decode::{ColumnFilter, DecodeOptions, DecodeTable, decode_row};
 

@@ -14,7 +14,7 @@ use cdc_core::change::MinedRow;
 use rayon::prelude::*;
 
 use super::error::DecodeError;
-use super::row::{DecodeOptions, Decoded, decode_row};
+use super::row::{DecodeOptions, Decoded, RowIds, decode_row_with};
 use super::table::DecodeTable;
 
 /// Steps with fewer rows are decoded on the calling thread: the hand-off costs more than it
@@ -114,6 +114,17 @@ pub fn decode_rows(
     options: &DecodeOptions,
     pool: &DecodePool,
 ) -> Vec<Result<Decoded, DecodeError>> {
+    decode_rows_with(rows, tables, options, pool, RowIds::Copied)
+}
+
+/// [`decode_rows`], taking each row's ROWID as `row_ids` says.
+pub(crate) fn decode_rows_with(
+    rows: &[MinedRow],
+    tables: &[Option<&DecodeTable>],
+    options: &DecodeOptions,
+    pool: &DecodePool,
+    row_ids: RowIds,
+) -> Vec<Result<Decoded, DecodeError>> {
     let parallel = pool.pool.is_some() && rows.len() >= PARALLEL_MIN_ROWS;
     // counts only: the decoder never logs a value
     tracing::trace!(
@@ -127,13 +138,13 @@ pub fn decode_rows(
             rows.par_iter()
                 .enumerate()
                 .with_min_len(MIN_ROWS_PER_TASK)
-                .map(|(i, row)| decode_row(row, table(i), options))
+                .map(|(i, row)| decode_row_with(row, table(i), options, row_ids))
                 .collect()
         }),
         _ => rows
             .iter()
             .enumerate()
-            .map(|(i, row)| decode_row(row, table(i), options))
+            .map(|(i, row)| decode_row_with(row, table(i), options, row_ids))
             .collect(),
     }
 }

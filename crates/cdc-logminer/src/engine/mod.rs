@@ -53,7 +53,7 @@ use cdc_offset::{DbIdentity, LastCommit, Position, ResumePoint, SkipDecision, Sk
 
 use crate::decode::{
     ColumnFilter, DdlInfo, DdlKind, DecodeError, DecodeOptions, DecodePool, DecodeTable, Decoded,
-    classify_ddl, decode_rows, join_continuations,
+    RowIds, classify_ddl, decode_rows_with, join_continuations, restore_row_id,
 };
 use crate::source::{
     CaptureMode, CapturedObject, LogInventoryQuery, MiningQuery, MiningWindow, RedoBound,
@@ -986,9 +986,13 @@ impl<S: RedoSource> CaptureEngine<S> {
     fn apply_row(
         &mut self,
         row: &mut MinedRow,
-        decoded: Result<Decoded, DecodeError>,
+        mut decoded: Result<Decoded, DecodeError>,
         sink: &mut dyn RecordSink,
     ) -> Result<u64, EngineError> {
+        // decoded with `RowIds::LeftInRow` (see `StepDecoder::decode`)
+        if let Ok(Decoded::Change(change)) = &mut decoded {
+            restore_row_id(change, row);
+        }
         if row.operation == Operation::MissingScn {
             return Err(CdcError::new(
                 CdcCode::Corruption,
@@ -1722,7 +1726,8 @@ impl StepDecoder {
                 })
             }));
         }
-        decode_rows(rows, &tables, &self.options, &self.pool)
+        // the rows are applied owned: each ROWID moves from its row into the change there
+        decode_rows_with(rows, &tables, &self.options, &self.pool, RowIds::LeftInRow)
     }
 }
 
