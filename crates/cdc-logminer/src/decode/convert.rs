@@ -198,10 +198,16 @@ pub(super) fn float(text: &str, double: bool) -> Result<Value> {
             digits,
             exponent,
         } => {
-            if double && let Some(v) = exact_f64(digits, exponent) {
+            if double
+                && let Some(v) =
+                    exact_f64(digits, exponent).or_else(|| rounded_f64(digits, exponent))
+            {
                 return Ok(Value::BinaryDouble(if negative { -v } else { v }));
             }
-            if !double && let Some(v) = exact_f32(digits, exponent) {
+            if !double
+                && let Some(v) =
+                    exact_f32(digits, exponent).or_else(|| f32_of_exact_f64(digits, exponent))
+            {
                 return Ok(Value::BinaryFloat(if negative { -v } else { v }));
             }
             return parse_plain_float(text, double);
@@ -350,20 +356,9 @@ pub(super) fn quoted_small_decimal(b: &[u8], at: usize) -> Option<(Decimal, usiz
         let start = *i;
         // up to eight digits at once, then one by one
         if let Some(word) = b.get(*i..*i + 8).and_then(|w| <[u8; 8]>::try_from(w).ok()) {
-            const SHIFT: [u64; 9] = [
-                1,
-                10,
-                100,
-                1_000,
-                10_000,
-                100_000,
-                1_000_000,
-                10_000_000,
-                100_000_000,
-            ];
             let (eight, n) = leading_digits(u64::from_le_bytes(word));
             value = value
-                .wrapping_mul(SHIFT.get(n).copied().unwrap_or(0))
+                .wrapping_mul(TENS.get(n).copied().unwrap_or(0))
                 .wrapping_add(eight);
             *i += n;
             if n < 8 {
@@ -400,6 +395,19 @@ pub(super) fn quoted_small_decimal(b: &[u8], at: usize) -> Option<(Decimal, usiz
     }
     Some((small_decimal_of(negative, value, scale), i + 1))
 }
+
+/// 10^n for the digit counts [`leading_digits`] gives.
+const TENS: [u64; 9] = [
+    1,
+    10,
+    100,
+    1_000,
+    10_000,
+    100_000,
+    1_000_000,
+    10_000_000,
+    100_000_000,
+];
 
 /// The ASCII digits at the start of eight bytes (`word`, read little-endian: the first byte
 /// lowest): their value and how many there are (0 to 8), without a branch per digit.
@@ -481,6 +489,22 @@ fn plain_float(b: &[u8]) -> PlainFloat {
     let mut fraction = false;
     loop {
         match b.get(i) {
+            // past the first significant digit, up to eight digits at once while all of them
+            // still count (what the digit-by-digit arm below does with each)
+            Some(b'0'..=b'9')
+                if digits != 0
+                    && significant + 8 <= 19
+                    && let Some(word) =
+                        b.get(i..i + 8).and_then(|w| <[u8; 8]>::try_from(w).ok()) =>
+            {
+                let (eight, n) = leading_digits(u64::from_le_bytes(word));
+                digits = digits * TENS.get(n).copied().unwrap_or(0) + eight;
+                significant += n;
+                if fraction {
+                    exponent -= n as i32;
+                }
+                i += n;
+            }
             Some(&d @ b'0'..=b'9') => {
                 any = true;
                 if digits != 0 || d != b'0' {
@@ -575,6 +599,87 @@ fn exact_f32(digits: u64, exponent: i32) -> Option<f32> {
     let power = *POWERS.get(exponent.unsigned_abs() as usize)?;
     let m = digits as f32;
     Some(if exponent < 0 { m / power } else { m * power })
+}
+
+/// `digits × 10^exponent` rounded to the nearest double (ties to even) in integer arithmetic,
+/// for the values [`exact_f64`] cannot take: more digits than a double holds (a double's
+/// shortest spelling has up to 17) or a power of ten past 10^22. `None` when the power is
+/// past 10^±27 or the value is not a normal double (left to `str::parse`).
+fn rounded_f64(digits: u64, exponent: i32) -> Option<f64> {
+    if digits == 0 || !(-27..=27).contains(&exponent) {
+        return None;
+    }
+    // the value is (whole + rest / divisor) × 2^-shift, with `whole` 56 bits or more so that
+    // the bits below a double's 53 decide the rounding, and `rest` whether any bit is left
+    let power = 10u128.checked_pow(exponent.unsigned_abs())?;
+    let (whole, rest_left, shift) = if exponent >= 0 {
+        (u128::from(digits).checked_mul(power)?, false, 0i32)
+    } else {
+        // long division by a divisor under 2^90: each step brings in 38 bits or more
+        let (mut whole, mut rest, mut shift) = (0u128, u128::from(digits), 0i32);
+        while whole >> 55 == 0 {
+            let step = rest.leading_zeros().min(whole.leading_zeros());
+            let numerator = rest << step;
+            let quotient = numerator / power;
+            rest = numerator - quotient * power;
+            whole = (whole << step) | quotient;
+            shift += step as i32;
+        }
+        (whole, rest != 0, shift)
+    };
+    // value ≈ mantissa × 2^binary, the mantissa rounded to 53 bits
+    const DIGITS: u32 = f64::MANTISSA_DIGITS;
+    let bits = u128::BITS - whole.leading_zeros();
+    let (mut mantissa, mut binary) = if bits <= DIGITS {
+        // exact (a division always leaves more bits than a double holds)
+        (whole << (DIGITS - bits), -shift - (DIGITS - bits) as i32)
+    } else {
+        let dropped = bits - DIGITS;
+        let half = 1u128 << (dropped - 1);
+        let low = whole & ((half << 1) - 1);
+        let mut mantissa = whole >> dropped;
+        if low > half || (low == half && (rest_left || mantissa & 1 == 1)) {
+            mantissa += 1;
+        }
+        (mantissa, dropped as i32 - shift)
+    };
+    if mantissa >> DIGITS != 0 {
+        // rounded up to the next power of two
+        mantissa >>= 1;
+        binary += 1;
+    }
+    // the exponent of the leading bit; only normal doubles are built here
+    let exponent2 = binary + (DIGITS as i32 - 1);
+    if !(f64::MIN_EXP - 1..f64::MAX_EXP).contains(&exponent2) {
+        return None;
+    }
+    let fraction = u64::try_from(mantissa).ok()? & ((1 << (DIGITS - 1)) - 1);
+    let biased = u64::try_from(exponent2 + f64::MAX_EXP - 1).ok()?;
+    Some(f64::from_bits(biased << (DIGITS - 1) | fraction))
+}
+
+/// A float's value (`digits × 10^exponent`) through the double [`exact_f64`] gives for it: a
+/// BINARY_FLOAT of nine digits (Oracle writes up to nine) is out of [`exact_f32`]'s reach.
+///
+/// Rounding twice gives what rounding once gives unless the double lands on a boundary
+/// between two floats' rounding intervals: each boundary (a midpoint of two adjacent normal
+/// floats) is itself a double, so rounding to the nearest double cannot move the value across
+/// one, only onto it. So `None` when the double is such a midpoint, or outside the normal
+/// floats (where the boundaries and overflow are left to `str::parse`).
+fn f32_of_exact_f64(digits: u64, exponent: i32) -> Option<f32> {
+    // the bits of a double below a normal float's last significand bit
+    const BELOW_FLOAT: u64 = (1 << (f64::MANTISSA_DIGITS - f32::MANTISSA_DIGITS)) - 1;
+    const MIDPOINT: u64 = 1 << (f64::MANTISSA_DIGITS - f32::MANTISSA_DIGITS - 1);
+    let v = exact_f64(digits, exponent)?;
+    if !(f64::from(f32::MIN_POSITIVE)..=f64::from(f32::MAX)).contains(&v)
+        || v.to_bits() & BELOW_FLOAT == MIDPOINT
+    {
+        return None;
+    }
+    // the double is a normal float's value or lies strictly inside one float's rounding
+    // interval: the conversion rounds it (to nearest, ties to even) as `str::parse` rounds the
+    // exact value
+    Some(v as f32)
 }
 
 /// A text [`plain_float`] accepted, read by `str::parse` (which takes that whole shape).
@@ -1024,6 +1129,63 @@ mod tests {
                 t.push_str(&format!("E{}", next() as i64 % 60 - 30));
             }
             texts.push(t);
+        }
+        // floats' midpoints (and their neighbours) written as integers: the double is then
+        // exact and lands on the boundary between two floats
+        for shift in 0..14 {
+            for odd in [1u64, 3, 5, 0x00ff_ffff, 0x0155_5555] {
+                let midpoint = ((1u64 << 24) + odd) << shift;
+                for n in [midpoint - 1, midpoint, midpoint + 1] {
+                    texts.push(n.to_string());
+                    texts.push(format!("{n}E-3"));
+                    texts.push(format!("-{n}E2"));
+                }
+            }
+        }
+        // large floats' midpoints approached by a multiple of 10^k, near enough that the double
+        // nearest to it is the midpoint itself: rounding twice would then round the tie
+        for shift in 30..48 {
+            for odd in [1u64, 3, 5, 7, 9, 11, 13, 15] {
+                let midpoint = u128::from((1u64 << 24) + odd) << shift;
+                for k in 1..=8u32 {
+                    let p = 10u128.pow(k);
+                    for m in [midpoint / p, midpoint / p + 1] {
+                        texts.push(format!("{m}E{k}"));
+                    }
+                }
+            }
+        }
+        // doubles' midpoints and their neighbours as integers of up to 19 digits: the ties
+        // rounded to even, and what is just above or below them
+        for shift in 0..12 {
+            for odd in [1u64, 3, 5, 7, 0x000f_ffff_ffff_ffff] {
+                let midpoint = ((1u64 << 53) + odd) << shift;
+                for n in [midpoint - 1, midpoint, midpoint + 1] {
+                    let text = n.to_string();
+                    texts.push(format!("{}.{}E{}", &text[..1], &text[1..], text.len() - 1));
+                    texts.push(text);
+                }
+            }
+        }
+        // seventeen to nineteen digits, as a double's shortest spelling has, at every power
+        // of ten the integer reading takes and a few past it
+        for _ in 0..20_000 {
+            let digits = 17 + next() % 3;
+            let low = 10u64.pow(digits as u32 - 1);
+            let value = low + next() % (9 * low);
+            let text = value.to_string();
+            let exponent = next() as i64 % 70 - 35;
+            texts.push(format!("-{}.{}E{exponent:+04}", &text[..1], &text[1..]));
+        }
+        // nine digits, as Oracle writes a BINARY_FLOAT, at every exponent the double reaches
+        for _ in 0..20_000 {
+            let digits = 100_000_000 + next() % 900_000_000;
+            let exponent = next() as i64 % 50 - 25;
+            texts.push(format!(
+                "{}.{:08}E{exponent:+04}",
+                digits / 100_000_000,
+                digits % 100_000_000
+            ));
         }
         for t in &texts {
             for double in [false, true] {

@@ -29,6 +29,10 @@
 mod convert;
 mod csf;
 mod ddl;
+/// The reference corpus and row helpers of the decoder's tests.
+#[cfg(test)]
+#[path = "../../tests/decode_support/mod.rs"]
+mod decode_support;
 mod error;
 mod filter;
 pub mod inspect;
@@ -46,8 +50,11 @@ pub use error::{DecodeError, DecodeReason, ExcludedKeyColumn, RowContext};
 pub use filter::{ColumnExclusions, ColumnFilter};
 pub use parse::{Literal, Statement, StatementKind, SyntaxError, parse_statement};
 pub use row::{DecodeOptions, Decoded, LobOp, XmlDocOp, decode_row, is_generic_column_name};
+pub(crate) use row::{RowIds, restore_row_id};
+pub(crate) use step::decode_rows_with;
 pub use step::{
-    AUTO_MAX_THREADS, DecodePool, PARALLEL_MIN_ROWS, PoolError, decode_step, resolve_threads,
+    AUTO_MAX_THREADS, DecodePool, PARALLEL_MIN_ROWS, PoolError, decode_rows, decode_step,
+    resolve_threads,
 };
 pub use table::{DecodeTable, check_excluded_keys};
 pub use temporal::DATE_FORMATS;

@@ -46,10 +46,9 @@ pub(super) struct Images<'a> {
 }
 
 thread_local! {
-    /// The columns of an insert's column list (`None`: excluded), a before image being built
-    /// and the SET image of an update: kept between rows so that none is allocated per row.
+    /// The columns of an insert's column list (`None`: excluded) and the SET image of an
+    /// update: kept between rows so that neither is allocated per row.
     static SLOTS: Cell<Vec<Option<usize>>> = const { Cell::new(Vec::new()) };
-    static SCRATCH: Cell<Vec<ColumnValue>> = const { Cell::new(Vec::new()) };
     static SET: Cell<Vec<ColumnValue>> = const { Cell::new(Vec::new()) };
 }
 
@@ -360,17 +359,14 @@ impl<'a> Reader<'a, '_> {
     /// An optional ` where "K" = v and "E" IS NULL and ROWID = 'r'`: the before image and the
     /// ROWID predicate's value.
     fn where_clause(&mut self) -> Option<(Vec<ColumnValue>, Option<&'a str>)> {
-        let mut image = Image::new(SCRATCH.take());
-        image.out.clear();
-        let result = self.where_items(&mut image).and_then(|row_id| {
-            image.finish()?;
-            let mut before = Vec::with_capacity(image.out.len());
-            before.append(&mut image.out);
-            Some((before, row_id))
-        });
-        image.out.clear();
-        put_back(&SCRATCH, image.out);
-        result
+        // built where it is kept: LogMiner writes every column in the WHERE clause of a
+        // table logged with ALL COLUMNS, so the image usually fills the layout's width; a
+        // shorter one gives back the rest (the buffer counts an image's capacity)
+        let mut image = Image::new(Vec::with_capacity(self.layout.columns.len()));
+        let row_id = self.where_items(&mut image)?;
+        image.finish()?;
+        image.out.shrink_to_fit();
+        Some((image.out, row_id))
     }
 
     fn where_items(&mut self, image: &mut Image) -> Option<Option<&'a str>> {
@@ -658,10 +654,6 @@ fn plain_interval(s: &str, at: usize, ty: &ColumnType) -> Option<(Value, usize)>
 }
 
 #[cfg(test)]
-#[path = "../../tests/decode_support/mod.rs"]
-mod decode_support;
-
-#[cfg(test)]
 mod tests {
     use std::collections::HashMap;
     use std::sync::Arc;
@@ -669,7 +661,7 @@ mod tests {
     use cdc_core::change::{MinedRow, Operation, status};
     use cdc_core::table::{ColumnType, TableLayout};
 
-    use super::decode_support::{Rng, corpus, layout, row, small_corpus};
+    use crate::decode::decode_support::{Rng, corpus, layout, row, small_corpus};
     use crate::decode::parse::GENERAL_ONLY;
     use crate::decode::{ColumnFilter, DecodeOptions, DecodeTable, decode_row};
 
@@ -918,6 +910,37 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// A before image holds no spare capacity, whether the WHERE clause names every column,
+    /// some of them, or excluded ones: the buffer counts an image's capacity.
+    #[test]
+    fn before_images_are_as_long_as_their_capacity() {
+        let (layouts, rows) = corpus(14, 12, 2000);
+        let tables: HashMap<String, (DecodeTable, DecodeTable)> = layouts
+            .iter()
+            .map(|l| {
+                let plain = DecodeTable::without_exclusions(Arc::clone(l));
+                (l.table.table.clone(), (plain, filtered(l)))
+            })
+            .collect();
+        let mut checked = 0;
+        for r in &rows {
+            let (plain, excluding) = &tables[r.table_name.as_deref().unwrap()];
+            let op = super::super::row::change_op(r.operation).unwrap();
+            let sql = r.sql_redo.as_deref().unwrap();
+            // the WHERE clause cut after its first item, as a table logged with its key only
+            let first = sql.find(" and ").map(|at| &sql[..at]);
+            for sql in std::iter::once(sql).chain(first) {
+                for table in [plain, excluding] {
+                    if let Some(before) = super::decode(sql, op, table).and_then(|i| i.before) {
+                        assert_eq!(before.capacity(), before.len(), "{sql}");
+                        checked += 1;
+                    }
+                }
+            }
+        }
+        assert!(checked > 1000, "{checked}");
     }
 
     /// The column list remembered from a first insert serves only inserts that write the same

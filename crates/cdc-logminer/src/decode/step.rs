@@ -14,7 +14,7 @@ use cdc_core::change::MinedRow;
 use rayon::prelude::*;
 
 use super::error::DecodeError;
-use super::row::{DecodeOptions, Decoded, decode_row};
+use super::row::{DecodeOptions, Decoded, RowIds, decode_row_with};
 use super::table::DecodeTable;
 
 /// Steps with fewer rows are decoded on the calling thread: the hand-off costs more than it
@@ -100,9 +100,31 @@ pub fn decode_step<'t, F>(
     pool: &DecodePool,
 ) -> Vec<Result<Decoded, DecodeError>>
 where
-    F: Fn(&MinedRow) -> Option<&'t DecodeTable> + Sync,
+    F: Fn(&MinedRow) -> Option<&'t DecodeTable>,
 {
-    let decode = |row: &MinedRow| decode_row(row, table_of(row), options);
+    let tables: Vec<Option<&DecodeTable>> = rows.iter().map(table_of).collect();
+    decode_rows(rows, &tables, options, pool)
+}
+
+/// [`decode_step`] with each row's schema version already resolved: `tables[i]` is the one
+/// of `rows[i]` (a missing entry is `None`).
+pub fn decode_rows(
+    rows: &[MinedRow],
+    tables: &[Option<&DecodeTable>],
+    options: &DecodeOptions,
+    pool: &DecodePool,
+) -> Vec<Result<Decoded, DecodeError>> {
+    decode_rows_with(rows, tables, options, pool, RowIds::Copied)
+}
+
+/// [`decode_rows`], taking each row's ROWID as `row_ids` says.
+pub(crate) fn decode_rows_with(
+    rows: &[MinedRow],
+    tables: &[Option<&DecodeTable>],
+    options: &DecodeOptions,
+    pool: &DecodePool,
+    row_ids: RowIds,
+) -> Vec<Result<Decoded, DecodeError>> {
     let parallel = pool.pool.is_some() && rows.len() >= PARALLEL_MIN_ROWS;
     // counts only: the decoder never logs a value
     tracing::trace!(
@@ -110,13 +132,19 @@ where
         threads = if parallel { pool.threads } else { 1 },
         "decoding a step"
     );
+    let table = |i: usize| tables.get(i).copied().flatten();
     match &pool.pool {
-        Some(pool) if rows.len() >= PARALLEL_MIN_ROWS => pool.install(|| {
+        Some(pool) if parallel => pool.install(|| {
             rows.par_iter()
+                .enumerate()
                 .with_min_len(MIN_ROWS_PER_TASK)
-                .map(decode)
+                .map(|(i, row)| decode_row_with(row, table(i), options, row_ids))
                 .collect()
         }),
-        _ => rows.iter().map(decode).collect(),
+        _ => rows
+            .iter()
+            .enumerate()
+            .map(|(i, row)| decode_row_with(row, table(i), options, row_ids))
+            .collect(),
     }
 }

@@ -53,7 +53,7 @@ use cdc_offset::{DbIdentity, LastCommit, Position, ResumePoint, SkipDecision, Sk
 
 use crate::decode::{
     ColumnFilter, DdlInfo, DdlKind, DecodeError, DecodeOptions, DecodePool, DecodeTable, Decoded,
-    classify_ddl, decode_step, join_continuations,
+    RowIds, classify_ddl, decode_rows_with, join_continuations, restore_row_id,
 };
 use crate::source::{
     CaptureMode, CapturedObject, LogInventoryQuery, MiningQuery, MiningWindow, RedoBound,
@@ -925,8 +925,9 @@ impl<S: RedoSource> CaptureEngine<S> {
                         let Some(rows) = take_rows(handed) else {
                             return;
                         };
+                        let mut resolved = ResolvedObjects::default();
                         for chunk in rows.chunks {
-                            let chunk_decoded = decoder.decode(&chunk);
+                            let chunk_decoded = decoder.decode(&chunk, &mut resolved);
                             if done.send((chunk, chunk_decoded)).is_err() {
                                 // the mining thread stopped applying (a stop or a closed sink)
                                 break;
@@ -1012,9 +1013,13 @@ impl<S: RedoSource> CaptureEngine<S> {
     fn apply_row(
         &mut self,
         row: &mut MinedRow,
-        decoded: Result<Decoded, DecodeError>,
+        mut decoded: Result<Decoded, DecodeError>,
         sink: &mut dyn RecordSink,
     ) -> Result<u64, EngineError> {
+        // decoded with `RowIds::LeftInRow` (see `StepDecoder::decode`)
+        if let Ok(Decoded::Change(change)) = &mut decoded {
+            restore_row_id(change, row);
+        }
         if row.operation == Operation::MissingScn {
             return Err(CdcError::new(
                 CdcCode::Corruption,
@@ -1771,6 +1776,9 @@ const FIRST_CHUNK_ROWS: usize = 16;
 /// ahead with.
 const PIPELINE_DEPTH: usize = 4;
 
+/// Objects whose schema version a step's decoding remembers (a power of two).
+const RESOLVED_SLOTS: usize = 64;
+
 /// The rows a step's decode thread takes (`None` once taken).
 fn take_rows(handed: &std::sync::Mutex<Option<StepRows>>) -> Option<StepRows> {
     handed
@@ -1792,23 +1800,76 @@ impl StepDecoder {
     /// A whole step, decoded before any of it is applied.
     fn decode_all(&self, rows: &StepRows) -> Vec<Result<Decoded, DecodeError>> {
         let mut decoded = Vec::with_capacity(rows.len());
+        let mut resolved = ResolvedObjects::default();
         for chunk in &rows.chunks {
-            decoded.extend(self.decode(chunk));
+            decoded.extend(self.decode(chunk, &mut resolved));
         }
         decoded
     }
 
-    fn decode(&self, rows: &[MinedRow]) -> Vec<Result<Decoded, DecodeError>> {
-        decode_step(
-            rows,
-            |row: &MinedRow| {
-                let object = row.data_obj?;
-                let table = self.objects.get(&(row.src_con_id, object))?;
-                self.tables.get(table)
-            },
-            &self.options,
-            &self.pool,
-        )
+    /// The rows of a chunk of the step; `resolved` remembers the schema versions found for
+    /// the chunks before.
+    fn decode<'s>(
+        &'s self,
+        rows: &[MinedRow],
+        resolved: &mut ResolvedObjects<'s>,
+    ) -> Vec<Result<Decoded, DecodeError>> {
+        let mut tables = Vec::with_capacity(rows.len());
+        for row in rows {
+            tables.push(row.data_obj.and_then(|object| {
+                resolved.table((row.src_con_id, object), |key| {
+                    self.objects.get(key).and_then(|t| self.tables.get(t))
+                })
+            }));
+        }
+        // the rows are applied owned: each ROWID moves from its row into the change there
+        decode_rows_with(rows, &tables, &self.options, &self.pool, RowIds::LeftInRow)
+    }
+}
+
+/// The schema version of each object a step's rows name, as the decoder found it: a step's
+/// rows come from a few objects, and finding one takes two lookups, the second of which
+/// hashes and compares the table's names. A small cache indexed by a hash of the object id;
+/// two objects on one slot take turns.
+struct ResolvedObjects<'a> {
+    slots: [Option<ResolvedObject<'a>>; RESOLVED_SLOTS],
+}
+
+/// An object and its schema version (`None`: no captured table).
+type ResolvedObject<'a> = ((ConId, ObjectId), Option<&'a DecodeTable>);
+
+impl Default for ResolvedObjects<'_> {
+    fn default() -> Self {
+        ResolvedObjects {
+            slots: [None; RESOLVED_SLOTS],
+        }
+    }
+}
+
+impl<'a> ResolvedObjects<'a> {
+    #[inline]
+    fn table(
+        &mut self,
+        key: (ConId, ObjectId),
+        find: impl FnOnce(&(ConId, ObjectId)) -> Option<&'a DecodeTable>,
+    ) -> Option<&'a DecodeTable> {
+        // Fibonacci hashing: object ids are allocated in sequence, and their low bits alone
+        // would put tables created a fixed number of objects apart on one slot
+        let hash = (key.1.0 ^ key.0.0.rotate_left(16)).wrapping_mul(0x9e37_79b9);
+        let Some(slot) = self
+            .slots
+            .get_mut((hash >> (u32::BITS - RESOLVED_SLOTS.ilog2())) as usize)
+        else {
+            return find(&key);
+        };
+        if let Some((known, table)) = *slot
+            && known == key
+        {
+            return table;
+        }
+        let table = find(&key);
+        *slot = Some((key, table));
+        table
     }
 }
 
@@ -2151,6 +2212,52 @@ mod tests {
             .map(|table| orders.next(table))
             .collect();
         assert_eq!(got, [1, 1, 2, 3, 2, 3]);
+    }
+
+    /// Whatever the slots hold, each object gets what the maps give for it; an object is
+    /// looked up once while no other takes its slot.
+    #[test]
+    fn resolved_objects_give_what_the_maps_give() {
+        let layout = |name: &str| {
+            DecodeTable::without_exclusions(Arc::new(cdc_core::TableLayout {
+                table: TableId::new("APP", name),
+                version: 1,
+                valid_from: Scn(1),
+                columns: vec![cdc_core::table::ColumnDef::new(
+                    "ID",
+                    1,
+                    cdc_core::ColumnType::Number,
+                )],
+                key: vec!["ID".to_owned()],
+                key_source: cdc_core::table::KeySource::PrimaryKey,
+            }))
+        };
+        let tables: Vec<DecodeTable> = (0..4).map(|i| layout(&format!("T{i}"))).collect();
+        // sequential ids, ids a slot count apart, containers, and objects of no table
+        let keys: Vec<(ConId, ObjectId)> = (0..300u32)
+            .map(|i| (ConId(i % 3), ObjectId(72_000 + i * (1 + i % 17))))
+            .collect();
+        let find = |key: &(ConId, ObjectId)| {
+            (!key.1.0.is_multiple_of(5)).then(|| &tables[(key.1.0 % 4) as usize])
+        };
+        let mut resolved = ResolvedObjects::default();
+        for round in 0..3 {
+            for key in keys.iter().cycle().skip(round * 7).take(2_000) {
+                let got = resolved.table(*key, find);
+                assert_eq!(got.map(|t| t as *const _), find(key).map(|t| t as *const _));
+            }
+        }
+        let mut resolved = ResolvedObjects::default();
+        let mut lookups = 0;
+        for _ in 0..100 {
+            for key in keys.iter().take(4) {
+                resolved.table(*key, |k| {
+                    lookups += 1;
+                    find(k)
+                });
+            }
+        }
+        assert_eq!(lookups, 4);
     }
 
     #[test]
