@@ -440,38 +440,22 @@ impl RedoSource for OracleSource {
                 .iter()
                 .map(|r| col::<String>(r, 0))
                 .collect::<Result<_, _>>()?;
-            let mut unique_indexes: Vec<UniqueIndex> = Vec::new();
+            let mut unique_indexes = Vec::new();
             if primary_key.is_empty() {
-                let mut last_owner = String::new();
-                for r in self.rows(unique_sql, &params)? {
-                    let owner: String = col(&r, 0)?;
-                    let name: String = col(&r, 1)?;
-                    let column: String = col(&r, 2)?;
-                    match unique_indexes.last_mut() {
-                        Some(index) if index.name == name && last_owner == owner => {
-                            index.columns.push(column)
-                        }
-                        _ => unique_indexes.push(UniqueIndex {
-                            name,
-                            columns: vec![column],
-                        }),
-                    }
-                    last_owner = owner;
-                }
+                let rows = self
+                    .rows(unique_sql, &params)?
+                    .iter()
+                    .map(|r| Ok((col(r, 0)?, col(r, 1)?, col(r, 2)?)))
+                    .collect::<Result<Vec<_>, SourceError>>()?;
+                unique_indexes = group_unique_indexes(rows);
             }
             let (key, key_source) = choose_key(&columns, primary_key, &unique_indexes);
-            let mut supplemental = database;
-            if let Some(pdb) = pdb_logging {
-                supplemental.all_columns |= pdb.all_columns;
-                supplemental.primary_key |= pdb.primary_key;
-            }
-            for r in self.rows(groups_sql, &params)? {
-                match col::<String>(&r, 0)?.as_str() {
-                    "ALL COLUMN LOGGING" => supplemental.all_columns = true,
-                    "PRIMARY KEY LOGGING" => supplemental.primary_key = true,
-                    _ => {}
-                }
-            }
+            let groups = self
+                .rows(groups_sql, &params)?
+                .iter()
+                .map(|r| col::<String>(r, 0))
+                .collect::<Result<Vec<_>, _>>()?;
+            let supplemental = table_supplemental(database, pdb_logging, &groups);
             out.push(TableLayout {
                 table: t.clone(),
                 version: 1,
@@ -644,9 +628,110 @@ impl RedoSource for OracleSource {
     }
 }
 
+/// Unique indexes from `(index owner, index name, column)` rows ordered by owner, name and
+/// column position: each run of one owner's index is one index.
+fn group_unique_indexes(rows: Vec<(String, String, String)>) -> Vec<UniqueIndex> {
+    let mut out: Vec<UniqueIndex> = Vec::new();
+    let mut last_owner = String::new();
+    for (owner, name, column) in rows {
+        match out.last_mut() {
+            Some(index) if index.name == name && last_owner == owner => index.columns.push(column),
+            _ => out.push(UniqueIndex {
+                name,
+                columns: vec![column],
+            }),
+        }
+        last_owner = owner;
+    }
+    out
+}
+
+/// A table's supplemental logging: the database's, its PDB's, and its own log groups'
+/// (`LOG_GROUP_TYPE`).
+fn table_supplemental(
+    database: SupplementalLogging,
+    pdb: Option<SupplementalLogging>,
+    log_groups: &[String],
+) -> SupplementalLogging {
+    let mut out = database;
+    if let Some(pdb) = pdb {
+        out.all_columns |= pdb.all_columns;
+        out.primary_key |= pdb.primary_key;
+    }
+    for group in log_groups {
+        match group.as_str() {
+            "ALL COLUMN LOGGING" => out.all_columns = true,
+            "PRIMARY KEY LOGGING" => out.primary_key = true,
+            _ => {}
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The dictionary's rows of unique indexes become one index per owner and name, columns in
+    /// order; two owners' indexes of one name stay apart.
+    #[test]
+    fn unique_index_rows_group_by_owner_and_name() {
+        let row = |o: &str, n: &str, c: &str| (o.to_owned(), n.to_owned(), c.to_owned());
+        let indexes = group_unique_indexes(vec![
+            row("APP", "UK_CODE", "REGION"),
+            row("APP", "UK_CODE", "CODE"),
+            row("APP", "UK_EMAIL", "EMAIL"),
+            row("OPS", "UK_EMAIL", "EMAIL_LOWER"),
+        ]);
+        let shown: Vec<(&str, Vec<&str>)> = indexes
+            .iter()
+            .map(|i| {
+                (
+                    i.name.as_str(),
+                    i.columns.iter().map(String::as_str).collect(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            shown,
+            [
+                ("UK_CODE", vec!["REGION", "CODE"]),
+                ("UK_EMAIL", vec!["EMAIL"]),
+                ("UK_EMAIL", vec!["EMAIL_LOWER"]),
+            ]
+        );
+        assert!(group_unique_indexes(Vec::new()).is_empty());
+    }
+
+    /// ALL COLUMNS or PRIMARY KEY logging from the database, the PDB or the table's own log
+    /// groups; other log groups add nothing.
+    #[test]
+    fn supplemental_logging_adds_up_database_pdb_and_table() {
+        let none = SupplementalLogging::default();
+        let all = SupplementalLogging {
+            all_columns: true,
+            primary_key: false,
+        };
+        let pk = SupplementalLogging {
+            all_columns: false,
+            primary_key: true,
+        };
+        assert_eq!(table_supplemental(none, None, &[]), none);
+        assert_eq!(table_supplemental(all, None, &[]), all);
+        assert_eq!(table_supplemental(none, Some(pk), &[]), pk);
+        let groups = ["UNIQUE KEY LOGGING".to_owned(), "USER LOG GROUP".to_owned()];
+        assert_eq!(table_supplemental(none, None, &groups), none);
+        let groups = ["PRIMARY KEY LOGGING".to_owned()];
+        assert_eq!(
+            table_supplemental(all, None, &groups),
+            SupplementalLogging {
+                all_columns: true,
+                primary_key: true,
+            }
+        );
+        let groups = ["ALL COLUMN LOGGING".to_owned()];
+        assert_eq!(table_supplemental(none, Some(none), &groups), all);
+    }
 
     #[test]
     fn dates_from_to_char() {
