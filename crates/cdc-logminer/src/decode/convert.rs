@@ -396,8 +396,9 @@ pub(super) fn quoted_small_decimal(b: &[u8], at: usize) -> Option<(Decimal, usiz
     Some((small_decimal_of(negative, value, scale), i + 1))
 }
 
-/// 10^n for the digit counts [`leading_digits`] gives.
-const TENS: [u64; 9] = [
+/// 10^n for n in 0..=9: the digit counts [`leading_digits`] gives, and the scale of a
+/// fraction of up to nine digits (`temporal`).
+pub(super) const TENS: [u64; 10] = [
     1,
     10,
     100,
@@ -407,6 +408,7 @@ const TENS: [u64; 9] = [
     1_000_000,
     10_000_000,
     100_000_000,
+    1_000_000_000,
 ];
 
 /// The ASCII digits at the start of eight bytes (`word`, read little-endian: the first byte

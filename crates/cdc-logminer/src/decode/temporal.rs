@@ -174,20 +174,8 @@ pub(super) fn plain_datetime(b: &[u8], fraction: bool) -> Option<(OracleDateTime
         if end == 20 {
             return None;
         }
-        const SCALE: [u64; 10] = [
-            1,
-            10,
-            100,
-            1_000,
-            10_000,
-            100_000,
-            1_000_000,
-            10_000_000,
-            100_000_000,
-            1_000_000_000,
-        ];
         // at most nine digits: below 10^9, which a u32 holds
-        nanos = (value * SCALE.get(29 - end).copied().unwrap_or(0)) as u32;
+        nanos = (value * super::convert::TENS.get(29 - end).copied().unwrap_or(0)) as u32;
     }
     let value = OracleDateTime::new(
         year as i16,
