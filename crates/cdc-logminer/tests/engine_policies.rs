@@ -535,6 +535,142 @@ fn layouts_go_out_at_start_after_ddl_and_on_drop() {
     assert!(of("table-added").is_empty(), "{ops:?}");
 }
 
+/// A restart goes on numbering where the published versions stop: a layout that has not
+/// changed keeps its version and `valid_from`, a DDL mined again takes up the version it made
+/// before, and a layout no stored version matches gets the next number.
+#[test]
+fn a_restart_goes_on_from_the_published_versions() {
+    use std::sync::Arc;
+
+    use cdc_logminer::engine::{PublishedSchemas, PublishedVersion};
+
+    let json = r#"{"name": "republish", "database": {"seed": 19}, "events": [
+      {"event": "tick", "millis": 10}, {"event": "tick", "millis": 10}, {"event": "tick", "millis": 10},
+      {"event": "tick", "millis": 10}, {"event": "tick", "millis": 10}, {"event": "tick", "millis": 10},
+      {"event": "insert", "session": "s1", "table": "APP.CUSTOMERS", "values": {"ID": 1, "NAME": "before"}},
+      {"event": "commit", "session": "s1"},
+      {"event": "tick", "millis": 10}, {"event": "tick", "millis": 10}, {"event": "tick", "millis": 10},
+      {"event": "add_column", "table": "APP.CUSTOMERS", "column": {"name": "TAGS", "type": "VARCHAR2(30)"}},
+      {"event": "insert", "session": "s1", "table": "APP.CUSTOMERS", "values": {"ID": 2, "NAME": "after", "TAGS": "t"}},
+      {"event": "commit", "session": "s1"},
+      {"event": "tick", "millis": 10}, {"event": "tick", "millis": 10}, {"event": "tick", "millis": 10}
+    ]}"#;
+    let spill = tempfile::tempdir().unwrap();
+    let clock = ManualClock::default();
+    let source = Scenario::from_json(json).unwrap().into_source(3).unwrap();
+    let mut engine =
+        CaptureEngine::open(source, settings(&spill), None, Box::new(clock.clone())).unwrap();
+    let mut first = Vec::new();
+    run_until_quiet(&mut engine, &clock, &mut first, 3).unwrap();
+    let db = engine.source_mut().database().clone();
+    let customers = cdc_core::TableId::new("APP", "CUSTOMERS");
+    let layouts = |records: &[EngineRecord]| -> Vec<Arc<cdc_core::TableLayout>> {
+        records
+            .iter()
+            .filter_map(|r| match &r.kind {
+                RecordKind::Schema(SchemaChange::Version(layout)) => Some(Arc::clone(layout)),
+                _ => None,
+            })
+            .collect()
+    };
+    let published = layouts(&first);
+    let of_customers = |all: &[Arc<cdc_core::TableLayout>]| -> Vec<(u32, cdc_core::Scn)> {
+        all.iter()
+            .filter(|l| l.table == customers)
+            .map(|l| (l.version, l.valid_from))
+            .collect()
+    };
+    let stored = of_customers(&published);
+    assert_eq!(stored.len(), 2, "{stored:?}");
+    // what the schema topic would hold: each table's versions; `same` compares what they publish
+    let store = |matches: bool| {
+        let mut schemas = PublishedSchemas::default();
+        let mut tables: Vec<&cdc_core::TableId> = published.iter().map(|l| &l.table).collect();
+        tables.dedup();
+        for table in tables {
+            let versions = published
+                .iter()
+                .filter(|l| &l.table == table)
+                .map(|l| {
+                    let l = Arc::clone(l);
+                    PublishedVersion {
+                        version: l.version,
+                        valid_from: l.valid_from,
+                        same: Arc::new(move |now: &cdc_core::TableLayout| {
+                            matches && now.columns == l.columns && now.key == l.key
+                        }),
+                    }
+                })
+                .collect();
+            schemas.insert(table.clone(), versions);
+        }
+        schemas
+    };
+    let restart = |k: usize, matches: bool| {
+        let mut s = settings(&spill);
+        s.published = store(matches);
+        let position = first[k].position.as_ref().clone();
+        let mut engine = CaptureEngine::open(
+            cdc_logminer::sim::SimSource::new(db.clone()),
+            s,
+            Some(position),
+            Box::new(clock.clone()),
+        )
+        .unwrap();
+        let mut records = Vec::new();
+        run_until_quiet(&mut engine, &clock, &mut records, 3).unwrap();
+        records
+    };
+    let change_at = |n: usize| {
+        first
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| matches!(r.kind, RecordKind::Change(_)))
+            .nth(n)
+            .map(|(k, _)| k)
+            .unwrap()
+    };
+    let versions_of_changes = |records: &[EngineRecord]| -> Vec<u32> {
+        records
+            .iter()
+            .filter_map(|r| match &r.kind {
+                RecordKind::Change(c) => Some(c.layout.version),
+                _ => None,
+            })
+            .collect()
+    };
+
+    // after the last change: every table as it was published, CUSTOMERS at version 2
+    let after = restart(change_at(1), true);
+    let again = layouts(&after);
+    assert_eq!(of_customers(&again), vec![stored[1]]);
+    for layout in &again {
+        let before = published
+            .iter()
+            .rev()
+            .find(|l| l.table == layout.table)
+            .unwrap();
+        assert_eq!(
+            (layout.version, layout.valid_from),
+            (before.version, before.valid_from),
+            "{}",
+            layout.table
+        );
+    }
+
+    // after the first change, before the ALTER: the dictionary already has TAGS, which version
+    // 2 published; the ALTER mined again makes no third version
+    let before_ddl = restart(change_at(0), true);
+    assert_eq!(of_customers(&layouts(&before_ddl)), vec![stored[1]]);
+    assert_eq!(versions_of_changes(&before_ddl), vec![2]);
+
+    // nothing stored is the same: the next number, valid from the resume SCN
+    let resume = first[change_at(0)].position.resume.scn;
+    let changed = restart(change_at(0), false);
+    assert_eq!(of_customers(&layouts(&changed)), vec![(3, resume)]);
+    assert_eq!(versions_of_changes(&changed), vec![3]);
+}
+
 #[test]
 fn archive_only_mines_a_change_once_its_log_is_archived() {
     let run = |archived: bool, mode: cdc_logminer::source::CaptureMode| {

@@ -23,10 +23,12 @@
 //! engine writes nothing to the database.
 
 mod inventory;
+mod published;
 mod recovery;
 mod window;
 
 pub use inventory::{LogPlan, plan_logs};
+pub use published::{PublishedSchemas, PublishedVersion, SameLayout, first_valid_at};
 pub use recovery::{Backoff, MAX_CONSECUTIVE_REMINES, Recovery, recovery_for};
 pub use window::{AdaptiveWindow, STALL_TIMEOUTS};
 
@@ -107,6 +109,9 @@ pub struct EngineSettings {
     pub table_filter: TablePredicate,
     /// `cdc.columns.exclude`, over `[PDB.]OWNER.TABLE` and a column name.
     pub column_filter: ColumnPredicate,
+    /// The schema versions an earlier run published (the schema topic at start): numbering
+    /// goes on from them, and a layout that has not changed keeps its version.
+    pub published: PublishedSchemas,
 }
 
 impl fmt::Debug for EngineSettings {
@@ -154,6 +159,7 @@ impl EngineSettings {
             idle_wait: Duration::from_millis(200),
             table_filter: Arc::new(tables),
             column_filter: Arc::new(|_, _| false),
+            published: PublishedSchemas::default(),
         }
     }
 
@@ -215,6 +221,7 @@ impl EngineSettings {
             column_filter: Arc::new(move |t: &TableId, column: &str| {
                 columns.is_column_excluded(t.pdb.as_deref(), &t.owner, &t.table, column)
             }),
+            published: PublishedSchemas::default(),
         }
     }
 }
@@ -522,6 +529,8 @@ pub struct CaptureEngine<S: RedoSource> {
     /// was dropped) is published with the layout it was decoded with.
     layouts: SchemaVersions,
     next_version: HashMap<TableId, u32>,
+    /// The stored versions a restart may still take up (pruned at the resume SCN).
+    published: PublishedSchemas,
     identity: DbIdentity,
     cursor: Cursor,
     window: AdaptiveWindow,
@@ -591,6 +600,8 @@ impl<S: RedoSource> CaptureEngine<S> {
         // the released ledger survives restarts in the offset; the buffer checks every COMMIT
         // against it (CDC-7001)
         *buffer.ledger_mut() = position.released_xids.clone();
+        let mut published = settings.published.clone();
+        published.prune(position.resume.scn);
         let mut engine = CaptureEngine {
             skip: position.skip_rule(),
             first_start: position.first_start.clone(),
@@ -609,6 +620,7 @@ impl<S: RedoSource> CaptureEngine<S> {
             tables: Arc::default(),
             layouts: SchemaVersions::default(),
             next_version: HashMap::new(),
+            published,
             identity,
             cursor,
             session_started_ms: None,
@@ -1468,11 +1480,20 @@ impl<S: RedoSource> CaptureEngine<S> {
             let decode_table = match unchanged {
                 Some(current) => current.clone(),
                 None => {
-                    let version = self.next_version.entry(table.clone()).or_insert(0);
-                    *version += 1;
+                    // numbering goes on from what an earlier run published, and a layout it
+                    // published keeps its number
+                    let highest = self
+                        .next_version
+                        .entry(table.clone())
+                        .or_insert_with(|| self.published.highest(&table));
+                    let (version, from) = match self.published.take_same(&table, &layout) {
+                        Some(stored) => stored,
+                        None => (*highest + 1, valid_from),
+                    };
+                    *highest = (*highest).max(version);
                     let mut layout = layout;
-                    layout.version = *version;
-                    layout.valid_from = valid_from;
+                    layout.version = version;
+                    layout.valid_from = from;
                     let column_filter = Arc::clone(&self.settings.column_filter);
                     let for_table = table.clone();
                     let filter = ColumnFilter::from_fn(move |column: &str| {
