@@ -95,8 +95,9 @@ pub struct RecordBuilder {
     topics: TopicOwners,
     schema_names: HashMap<String, TableId>,
     side: SideSchemas,
-    /// The schema versions of each table sent to the schema topic since this task started,
-    /// oldest first: each record holds them all, so the compacted topic keeps the table's
+    /// Each table's schema versions on the schema topic, oldest first: those a restart
+    /// keeps of the stored ones ([`RecordBuilder::seed_schema_history`]) and those sent since
+    /// this task started. Each record holds them all, so the compacted topic keeps the table's
     /// history from the version valid at the start position on.
     schema_history: HashMap<TableId, Vec<Json>>,
 }
@@ -117,6 +118,13 @@ impl RecordBuilder {
 
     pub fn settings(&self) -> &RecordSettings {
         &self.settings
+    }
+
+    /// Starts each table's history on the schema topic from the versions a restart keeps of
+    /// what the last run stored ([`crate::stored_schemas::StoredSchemas::pruned`]). A table's
+    /// next schema record holds them and the versions sent after them.
+    pub fn seed_schema_history(&mut self, stored: impl IntoIterator<Item = (TableId, Vec<Json>)>) {
+        self.schema_history.extend(stored);
     }
 
     /// The Kafka records of one engine record.
@@ -196,7 +204,16 @@ impl RecordBuilder {
             RecordKind::Schema(SchemaChange::Version(layout)) => {
                 let (key_source, key) = KeyPlan::declared_names(&self.settings, layout);
                 let versions = self.schema_history.entry(layout.table.clone()).or_default();
-                versions.push(schema_version(layout, key_source, &key));
+                let version = schema_version(layout, key_source, &key);
+                // a stored version the engine took up again is sent again, in its place
+                let number = Json::from(layout.version);
+                match versions
+                    .iter_mut()
+                    .find(|v| v.get("version") == Some(&number))
+                {
+                    Some(stored) => *stored = version,
+                    None => versions.push(version),
+                }
                 let value = schema_table_value(versions);
                 out.push(side(
                     &self.settings.side_topics.schema,

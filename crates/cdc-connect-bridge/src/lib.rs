@@ -41,6 +41,7 @@ pub mod readback;
 pub mod rest;
 pub mod settings;
 pub mod side;
+pub mod stored_schemas;
 pub mod text;
 pub mod topic;
 pub mod types;

@@ -30,7 +30,7 @@ use rdkafka::client::DefaultClientContext;
 use rdkafka::config::RDKafkaLogLevel;
 use rdkafka::consumer::{BaseConsumer, Consumer};
 use rdkafka::error::{KafkaError, RDKafkaErrorCode};
-use rdkafka::message::{DeliveryResult, Header, Headers, Message, OwnedHeaders};
+use rdkafka::message::{BorrowedMessage, DeliveryResult, Header, Headers, Message, OwnedHeaders};
 use rdkafka::producer::{BaseProducer, BaseRecord, Producer, ProducerContext};
 use rdkafka::{ClientContext, Offset, TopicPartitionList};
 use serde_json::{Map, Value as Json};
@@ -108,12 +108,13 @@ pub enum OffsetStoreError {
          --add-config cleanup.policy=compact)"
     )]
     NotCompacted { topic: String, policy: String },
-    /// The offsets topic did not appear, or has no partitions.
-    #[error("offsets topic {topic} has no partitions after {waited:?}")]
+    /// The topic (the offsets topic, or one read at start) did not appear, or has no
+    /// partitions.
+    #[error("topic {topic} has no partitions after {waited:?}")]
     NoPartitions { topic: String, waited: Duration },
     /// Reading the topic to its end took longer than the timeout.
     #[error(
-        "reading offsets topic {topic} did not reach its end within {waited:?} \
+        "reading topic {topic} did not reach its end within {waited:?} \
          ({pending} partitions left)"
     )]
     ReadTimeout {
@@ -336,7 +337,7 @@ impl KafkaOffsetStore {
         };
         // The topic may take a moment to show in metadata after its creation.
         let consumer = store.consumer()?;
-        store.partitions(&consumer)?;
+        store.partitions(&consumer, &store.topic)?;
         Ok(store)
     }
 
@@ -431,41 +432,65 @@ impl KafkaOffsetStore {
     /// The latest record of this connector's key, read from the beginning of the topic to its
     /// end.
     fn read_latest_record(&self) -> Result<Option<LatestRecord>, OffsetStoreError> {
+        let mut latest: Option<LatestRecord> = None;
+        self.scan(&self.topic, true, &mut |message| {
+            if self.is_own_key(message.key()) {
+                latest = Some(LatestRecord {
+                    partition: message.partition(),
+                    offset: message.offset(),
+                    value: message.payload().map(<[u8]>::to_vec),
+                    window: delivered_window(message),
+                });
+            }
+        })?;
+        Ok(latest)
+    }
+
+    /// Reads `topic` from its beginning to its end (the ends when the read starts), with the
+    /// store's client settings (`read_committed`), handing each record to `visit` in order
+    /// within its partition. `wait`: wait (within the timeout) for a topic not yet in the
+    /// metadata, as one just created may be; else a missing topic reads as empty.
+    pub fn scan(
+        &self,
+        topic: &str,
+        wait: bool,
+        visit: &mut dyn FnMut(&BorrowedMessage<'_>),
+    ) -> Result<(), OffsetStoreError> {
         let started = Instant::now();
         let consumer = self.consumer()?;
-        let partitions = self.partitions(&consumer)?;
+        let partitions = match self.partitions(&consumer, topic) {
+            Ok(partitions) => partitions,
+            Err(OffsetStoreError::NoPartitions { .. }) if !wait => return Ok(()),
+            Err(error) => return Err(error),
+        };
 
         // Each partition to read, with its end (high watermark) at the start of the read.
         let mut ends = Vec::new();
         let mut assignment = TopicPartitionList::new();
         for partition in partitions {
             let (low, high) = consumer
-                .fetch_watermarks(&self.topic, partition, self.remaining(started))
-                .map_err(|e| OffsetStoreError::kafka("fetching the offsets topic's ends", e))?;
+                .fetch_watermarks(topic, partition, self.remaining(started))
+                .map_err(|e| OffsetStoreError::kafka("fetching a topic's ends", e))?;
             if high > low {
                 ends.push((partition, high));
                 assignment
-                    .add_partition_offset(&self.topic, partition, Offset::Beginning)
+                    .add_partition_offset(topic, partition, Offset::Beginning)
                     .map_err(|e| OffsetStoreError::kafka("assigning partitions", e))?;
             }
         }
         if ends.is_empty() {
-            return Ok(None);
+            return Ok(());
         }
         consumer
             .assign(&assignment)
             .map_err(|e| OffsetStoreError::kafka("assigning partitions", e))?;
 
         let mut pending: BTreeSet<i32> = ends.iter().map(|(partition, _)| *partition).collect();
-        // (partition, offset, value, window header) of the latest record of this connector's
-        // key.
-        type Latest = (i32, i64, Option<Vec<u8>>, Option<u64>);
-        let mut latest: Option<Latest> = None;
         while !pending.is_empty() {
             let left = self.remaining(started);
             if left.is_zero() {
                 return Err(OffsetStoreError::ReadTimeout {
-                    topic: self.topic.clone(),
+                    topic: topic.to_owned(),
                     waited: self.timeout,
                     pending: pending.len(),
                 });
@@ -476,38 +501,22 @@ impl KafkaOffsetStore {
                     pending.remove(&partition);
                 }
                 Some(Err(error)) => {
-                    return Err(OffsetStoreError::kafka("reading the offsets topic", error));
+                    return Err(OffsetStoreError::kafka("reading a topic", error));
                 }
                 Some(Ok(message)) => {
+                    visit(&message);
                     let partition = message.partition();
-                    let offset = message.offset();
-                    if self.is_own_key(message.key()) {
-                        latest = Some((
-                            partition,
-                            offset,
-                            message.payload().map(<[u8]>::to_vec),
-                            delivered_window(&message),
-                        ));
-                    }
                     let end = ends
                         .iter()
                         .find(|(p, _)| *p == partition)
                         .map_or(i64::MAX, |(_, high)| *high);
-                    if offset + 1 >= end {
+                    if message.offset() + 1 >= end {
                         pending.remove(&partition);
                     }
                 }
             }
         }
-
-        Ok(
-            latest.map(|(partition, offset, value, window)| LatestRecord {
-                partition,
-                offset,
-                value,
-                window,
-            }),
-        )
+        Ok(())
     }
 
     /// Writes `position` as this connector's offset and waits until the broker acknowledged it.
@@ -599,17 +608,21 @@ impl KafkaOffsetStore {
             .map_err(|e| OffsetStoreError::creation("creating the consumer", e, &self.secrets))
     }
 
-    /// The topic's partitions, waiting (within the timeout) for it to show in metadata.
-    fn partitions(&self, consumer: &BaseConsumer) -> Result<Vec<i32>, OffsetStoreError> {
+    /// A topic's partitions, waiting (within the timeout) for it to show in metadata.
+    fn partitions(
+        &self,
+        consumer: &BaseConsumer,
+        topic: &str,
+    ) -> Result<Vec<i32>, OffsetStoreError> {
         let started = Instant::now();
         loop {
             let metadata = consumer
-                .fetch_metadata(Some(&self.topic), self.remaining(started))
-                .map_err(|e| OffsetStoreError::kafka("fetching the offsets topic's metadata", e))?;
+                .fetch_metadata(Some(topic), self.remaining(started))
+                .map_err(|e| OffsetStoreError::kafka("fetching a topic's metadata", e))?;
             let partitions: Vec<i32> = metadata
                 .topics()
                 .iter()
-                .filter(|t| t.name() == self.topic && t.error().is_none())
+                .filter(|t| t.name() == topic && t.error().is_none())
                 .flat_map(|t| t.partitions().iter().map(|p| p.id()))
                 .collect();
             if !partitions.is_empty() {
@@ -617,7 +630,7 @@ impl KafkaOffsetStore {
             }
             if self.remaining(started).is_zero() {
                 return Err(OffsetStoreError::NoPartitions {
-                    topic: self.topic.clone(),
+                    topic: topic.to_owned(),
                     waited: self.timeout,
                 });
             }

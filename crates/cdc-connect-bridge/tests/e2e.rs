@@ -244,6 +244,41 @@ fn sigterm_exits_zero_and_a_restart_delivers_nothing_twice() {
     let records = read_to_end(&setup, true);
     let duplicates = check_complete(&expected, &records);
     assert!(duplicates.is_empty(), "delivered twice: {duplicates:?}");
+
+    // the restart read the schema topic back: each table's versions go on as published
+    // (same numbers, same valid_from), kept from the version valid at the resume SCN on
+    let latest = |records: &[cdc_connect_bridge::readback::ReadRecord]| {
+        let mut latest = std::collections::BTreeMap::new();
+        for (key, value) in layouts_of(records) {
+            latest.insert(key.to_string(), value["versions"].clone());
+        }
+        latest
+    };
+    let before = latest(&schema_records);
+    let (again, _) = cdc_connect_bridge::readback::read_until(
+        &broker,
+        &|t: &str| t == schema_topic,
+        true,
+        Duration::from_secs(20),
+        &mut |records| records.len() >= schema_records.len() + before.len(),
+    )
+    .unwrap();
+    assert!(
+        again.len() > schema_records.len(),
+        "the restart wrote no layouts"
+    );
+    let after = latest(&again);
+    for (table, versions) in &after {
+        let (Some(now), Some(then)) = (versions.as_array(), before[table].as_array()) else {
+            panic!("{table}: {versions} after {}", before[table]);
+        };
+        assert_eq!(now.last(), then.last(), "{table}");
+        assert!(
+            then.ends_with(now),
+            "{table}: {versions} after {}",
+            before[table]
+        );
+    }
 }
 
 #[test]

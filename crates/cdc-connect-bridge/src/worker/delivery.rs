@@ -26,7 +26,6 @@ use parking_lot::{Condvar, Mutex};
 
 use crate::builder::{KafkaRecord, RecordBuilder, RecordContext};
 use crate::offsets_kafka::{KafkaOffsetStore, OffsetStoreError, StoredOffset};
-use crate::settings::RecordSettings;
 use crate::worker::kafka::{KafkaFailure, RecordProducer, TopicAdmin, TopicSpec};
 use crate::worker::plan::{CommitReason, Decision, EosBounds, Sent, TransactionPlanner};
 use crate::worker::present::PresentRecords;
@@ -117,7 +116,7 @@ impl Delivery {
     pub fn new(
         mode: DeliveryMode,
         config: &CdcConfig,
-        settings: RecordSettings,
+        builder: RecordBuilder,
         producer: RecordProducer,
         store: Arc<KafkaOffsetStore>,
         admin: Option<TopicAdmin>,
@@ -137,7 +136,7 @@ impl Delivery {
             .collect();
         Ok(Delivery {
             mode,
-            builder: RecordBuilder::new(settings),
+            builder,
             producer,
             store,
             admin,

@@ -38,10 +38,12 @@ use cdc_logminer::engine::{
 use cdc_logminer::source::RedoSource;
 use parking_lot::Mutex;
 
+use crate::builder::RecordBuilder;
 use crate::control::DeliveryMetrics;
 use crate::error::BridgeError;
 use crate::offsets_kafka::{KafkaOffsetStore, OffsetStoreError, StoredOffset};
 use crate::settings::RecordSettings;
+use crate::stored_schemas::StoredSchemas;
 use crate::worker::delivery::{Delivery, DeliveryMode};
 use crate::worker::kafka::{KafkaClients, KafkaFailure, side_topic_specs};
 use crate::worker::source::SourceSetupError;
@@ -249,7 +251,7 @@ pub fn run_task(
 #[allow(clippy::too_many_arguments)]
 fn run_with_source<S: RedoSource + Send + 'static>(
     config: &CdcConfig,
-    source: S,
+    mut source: S,
     stored: Option<StoredOffset>,
     stats: &Arc<TaskStats>,
     signals: &Arc<TaskSignals>,
@@ -258,17 +260,26 @@ fn run_with_source<S: RedoSource + Send + 'static>(
     admin: Option<kafka::TopicAdmin>,
     mode: DeliveryMode,
 ) -> Result<(), TaskError> {
-    let settings = EngineSettings::from_config(config);
-    let idle_wait = settings.idle_wait;
-    let position = stored.as_ref().map(|s| s.position.clone());
-    let mut engine =
-        CaptureEngine::open(source, settings, position, Box::new(SystemClock::default()))
-            .map_err(TaskError::from)?;
-    let database = engine
-        .source_mut()
+    let database = source
         .identity()
         .map_err(|e| TaskError::Database(e.to_string()))?
         .name;
+    let record_settings = Arc::new(RecordSettings::from_config(config, &database));
+    // the schema versions the last run published: numbering goes on from them
+    let schemas = StoredSchemas::read(
+        &store,
+        &config.topics.schema,
+        &config.topics.prefix,
+        admin.is_some(),
+    )?;
+    let mut settings = EngineSettings::from_config(config);
+    settings.published = schemas.published(&record_settings);
+    let idle_wait = settings.idle_wait;
+    let position = stored.as_ref().map(|s| s.position.clone());
+    let engine = CaptureEngine::open(source, settings, position, Box::new(SystemClock::default()))
+        .map_err(TaskError::from)?;
+    let mut builder = RecordBuilder::new(record_settings.as_ref().clone());
+    builder.seed_schema_history(schemas.pruned(engine.position().resume.scn));
 
     // before the mining thread: a delivery that cannot start leaves nothing running
     let reader = match &stored {
@@ -278,7 +289,7 @@ fn run_with_source<S: RedoSource + Send + 'static>(
     let mut delivery = Delivery::new(
         mode,
         config,
-        RecordSettings::from_config(config, &database),
+        builder,
         producer,
         store,
         admin,
