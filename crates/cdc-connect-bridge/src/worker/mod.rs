@@ -33,7 +33,7 @@ use cdc_core::CdcError;
 use cdc_core::config::{CdcConfig, TransactionBoundary};
 use cdc_logminer::engine::{
     CaptureEngine, EngineError, EngineMetrics, EngineRecord, EngineSettings, RecordSink,
-    SinkClosed, SystemClock,
+    SinkClosed, SystemClock, source_stop,
 };
 use cdc_logminer::source::RedoSource;
 use parking_lot::Mutex;
@@ -58,12 +58,13 @@ pub enum TaskError {
     Kafka(Box<KafkaFailure>),
     #[error("offsets: {0}")]
     Offsets(Box<OffsetStoreError>),
+    /// Reading the schema topic back at start failed.
+    #[error("schema topic: {0}")]
+    Schemas(Box<OffsetStoreError>),
     #[error(transparent)]
     Record(Box<BridgeError>),
     #[error(transparent)]
     Source(Box<SourceSetupError>),
-    #[error("database: {0}")]
-    Database(String),
     #[error("the mining thread ended unexpectedly")]
     MiningThread,
     /// The thread that writes at-least-once offsets could not be started.
@@ -260,10 +261,8 @@ fn run_with_source<S: RedoSource + Send + 'static>(
     admin: Option<kafka::TopicAdmin>,
     mode: DeliveryMode,
 ) -> Result<(), TaskError> {
-    let database = source
-        .identity()
-        .map_err(|e| TaskError::Database(e.to_string()))?
-        .name;
+    // typed as the engine types it when it opens
+    let database = source.identity().map_err(source_stop)?.name;
     let record_settings = Arc::new(RecordSettings::from_config(config, &database));
     // the schema versions the last run published: numbering goes on from them
     let schemas = StoredSchemas::read(
@@ -271,7 +270,8 @@ fn run_with_source<S: RedoSource + Send + 'static>(
         &config.topics.schema,
         &config.topics.prefix,
         admin.is_some(),
-    )?;
+    )
+    .map_err(|e| TaskError::Schemas(Box::new(e)))?;
     let mut settings = EngineSettings::from_config(config);
     settings.published = schemas.published(&record_settings);
     let idle_wait = settings.idle_wait;

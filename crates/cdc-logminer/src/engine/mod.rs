@@ -2013,7 +2013,9 @@ fn ddl_ends_step(
         .any(|id| table_filter(&id) || objects.values().any(|t| *t == id))
 }
 
-fn source_stop(error: SourceError) -> CdcError {
+/// The typed stop for a source error outside a step (opening, resolving the dictionary): what
+/// a step would retry is CDC-1001 here, the rest as classified.
+pub fn source_stop(error: SourceError) -> CdcError {
     match recovery_for(error, &[]) {
         Recovery::Stop(e) => e,
         Recovery::Reconnect(e) | Recovery::Remine(e) | Recovery::Shrink(e) => CdcError::new(
