@@ -296,12 +296,21 @@ pub struct ChangeRecord {
 
 /// Counts one transaction's changes per table, for [`ChangeRecord::table_order`]. Changes to
 /// one table mostly come in runs and share the decoder's `Arc<TableId>`, so the table of the
-/// previous change is checked by pointer before the names are hashed.
+/// previous change is checked by pointer first; a transaction mostly touches a few tables, so
+/// the others are searched in a short list (by pointer, then by name), and their names are
+/// hashed only once there are more than [`LISTED_TABLES`] of them.
 #[derive(Debug, Default)]
 struct TableOrders {
     last: Option<(Arc<TableId>, u64)>,
+    /// The other tables while there are few; empty once `counts` holds them.
+    listed: Vec<(Arc<TableId>, u64)>,
     counts: foldhash::HashMap<Arc<TableId>, u64>,
 }
+
+/// Tables besides the last that [`TableOrders`] searches in a list rather than a map: a search
+/// of a few pointers costs less than hashing a name, and a list of a handful of tables is
+/// never slower to search by name than a map is to hash it.
+const LISTED_TABLES: usize = 8;
 
 impl TableOrders {
     /// The 1-based place of the next change to `table`.
@@ -313,11 +322,33 @@ impl TableOrders {
             return *count;
         }
         if let Some((last, count)) = self.last.take() {
-            self.counts.insert(last, count);
+            self.put(last, count);
         }
-        let count = self.counts.remove(table).unwrap_or(0) + 1;
+        let count = self.take(table) + 1;
         self.last = Some((Arc::clone(table), count));
         count
+    }
+
+    fn put(&mut self, table: Arc<TableId>, count: u64) {
+        if self.counts.is_empty() && self.listed.len() < LISTED_TABLES {
+            self.listed.push((table, count));
+        } else {
+            self.counts.extend(self.listed.drain(..));
+            self.counts.insert(table, count);
+        }
+    }
+
+    /// Takes the count of `table` out (0 for a table not counted yet).
+    fn take(&mut self, table: &Arc<TableId>) -> u64 {
+        if !self.counts.is_empty() {
+            return self.counts.remove(table).unwrap_or(0);
+        }
+        let at = self
+            .listed
+            .iter()
+            .position(|(t, _)| Arc::ptr_eq(t, table))
+            .or_else(|| self.listed.iter().position(|(t, _)| **t == **table));
+        at.map_or(0, |at| self.listed.swap_remove(at).1)
     }
 }
 
@@ -2212,6 +2243,29 @@ mod tests {
             .map(|table| orders.next(table))
             .collect();
         assert_eq!(got, [1, 1, 2, 3, 2, 3]);
+    }
+
+    proptest::proptest! {
+        /// Listed or hashed, each change gets the count of its table's name so far.
+        #[test]
+        fn table_orders_are_counts_by_name(
+            changes in proptest::collection::vec((0usize..2 * LISTED_TABLES + 4, proptest::bool::ANY), 1..200),
+        ) {
+            // two `Arc`s of each name, as two schema versions of a table give
+            let tables: Vec<[Arc<TableId>; 2]> = (0..2 * LISTED_TABLES + 4)
+                .map(|i| {
+                    let name = TableId::new("APP", format!("T{i}"));
+                    [Arc::new(name.clone()), Arc::new(name)]
+                })
+                .collect();
+            let mut orders = TableOrders::default();
+            let mut counts: HashMap<usize, u64> = HashMap::new();
+            for (table, second) in changes {
+                let count = counts.entry(table).or_default();
+                *count += 1;
+                proptest::prop_assert_eq!(orders.next(&tables[table][usize::from(second)]), *count);
+            }
+        }
     }
 
     /// Whatever the slots hold, each object gets what the maps give for it; an object is
