@@ -1333,8 +1333,8 @@ impl<S: RedoSource> CaptureEngine<S> {
             stream.finish()?;
             return Ok(0);
         }
-        let first_scn = stream.summary().first_scn();
-        let data_bytes = stream.summary().data_bytes;
+        let first_scn = stream.first_scn();
+        let data_bytes = stream.data_bytes();
         let (pdb, username) = stream
             .take_start()
             .map_or((None, None), |start| (start.pdb, start.username));
