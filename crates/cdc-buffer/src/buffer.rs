@@ -819,43 +819,34 @@ impl TransactionBuffer {
         if self.ledger.contains(key) {
             return Err(BufferError::ReleasedCommit { key });
         }
-        let Some(txn) = self.transactions.remove(&key) else {
+        let Some(mut txn) = self.transactions.remove(&key) else {
             return Ok(None);
         };
         self.pins.replace(txn.resume_pin(), None);
         self.counters.committed += 1;
         self.buffered_events -= txn.events;
         let data_bytes = txn.heap_bytes() + txn.disk_bytes();
-        let mut summary = CommitSummary {
-            key,
-            start: txn.start,
-            first_change: txn.first_change,
-            last_row: txn.last_row,
-            buffered_at_ms: txn.buffered_at_ms,
-            event_count: 0,
-            data_bytes,
-            spilled: false,
-            journaled: txn.journaled,
-        };
-        let source = match txn.store {
+        let (source, event_count) = match mem::replace(&mut txn.store, Store::Heap(HeapLog::new()))
+        {
             Store::Heap(log) => {
-                summary.event_count = log.len;
                 // off the gauge at once: while the changes are taken, the buffer is borrowed
                 // by them and nothing else can read it
                 self.heap_bytes -= log.bytes;
-                Source::Heap(log.into_changes())
+                let event_count = log.len;
+                (Source::Heap(log.into_changes()), event_count)
             }
             Store::Spilled(file) => {
                 self.spilled_transactions -= 1;
-                summary.spilled = true;
                 let source = self.open_spilled(key, file)?;
-                summary.event_count = source.event_count;
-                Source::Spill(Box::new(source))
+                let event_count = source.event_count;
+                (Source::Spill(Box::new(source)), event_count)
             }
         };
         Ok(Some(CommittedChanges {
             buffer: self,
-            summary,
+            txn,
+            event_count,
+            data_bytes,
             emitted: 0,
             source,
             done: false,
@@ -1308,7 +1299,12 @@ enum Source {
 /// transaction holding them is aborted when the task stops.
 pub struct CommittedChanges<'a> {
     buffer: &'a mut TransactionBuffer,
-    summary: CommitSummary,
+    /// The transaction's entry, its changes moved to `source`: kept whole rather than copied
+    /// into a [`CommitSummary`], which made this a few hundred bytes that every commit moved
+    /// several times on its way to the engine.
+    txn: Box<Txn>,
+    event_count: u64,
+    data_bytes: u64,
     emitted: u64,
     source: Source,
     done: bool,
@@ -1318,7 +1314,7 @@ pub struct CommittedChanges<'a> {
 impl fmt::Debug for CommittedChanges<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("CommittedChanges")
-            .field("summary", &self.summary)
+            .field("summary", &self.summary())
             .field("emitted", &self.emitted)
             .finish_non_exhaustive()
     }
@@ -1326,22 +1322,44 @@ impl fmt::Debug for CommittedChanges<'_> {
 
 impl CommittedChanges<'_> {
     pub fn key(&self) -> ConXid {
-        self.summary.key
+        self.txn.key
     }
 
-    pub fn summary(&self) -> &CommitSummary {
-        &self.summary
+    /// What the buffer knew about the transaction (the START row's information copied, unless
+    /// [`CommittedChanges::take_start`] took it).
+    pub fn summary(&self) -> CommitSummary {
+        CommitSummary {
+            key: self.txn.key,
+            start: self.txn.start.clone(),
+            first_change: self.txn.first_change,
+            last_row: self.txn.last_row,
+            buffered_at_ms: self.txn.buffered_at_ms,
+            event_count: self.event_count,
+            data_bytes: self.data_bytes,
+            spilled: matches!(self.source, Source::Spill(_)),
+            journaled: self.txn.journaled,
+        }
     }
 
     /// Moves the START row's information out of the summary (which keeps `None`): what the
     /// records of the commit carry from it (user name, PDB) is then not copied.
     pub fn take_start(&mut self) -> Option<StartInfo> {
-        self.summary.start.take()
+        self.txn.start.take()
     }
 
     /// Changes this commit publishes, known before the first is read.
     pub fn event_count(&self) -> u64 {
-        self.summary.event_count
+        self.event_count
+    }
+
+    /// [`CommitSummary::data_bytes`].
+    pub fn data_bytes(&self) -> u64 {
+        self.data_bytes
+    }
+
+    /// [`CommitSummary::first_scn`].
+    pub fn first_scn(&self) -> Scn {
+        self.txn.first_scn()
     }
 
     /// Changes handed out so far.
@@ -1357,7 +1375,7 @@ impl CommittedChanges<'_> {
         }
         let next = match &mut self.source {
             Source::Heap(events) => Ok(events.next()),
-            Source::Spill(source) => source.next_change(self.summary.key),
+            Source::Spill(source) => source.next_change(self.txn.key),
         };
         match next {
             Ok(Some(event)) => {
@@ -1374,9 +1392,9 @@ impl CommittedChanges<'_> {
 
     /// The records of every change are queued: the spill file is deleted.
     pub fn finish(mut self) -> Result<(), BufferError> {
-        if self.emitted != self.summary.event_count {
+        if self.emitted != self.event_count {
             tracing::warn!(
-                xid = %self.summary.key, emitted = self.emitted, event_count = self.summary.event_count,
+                xid = %self.txn.key, emitted = self.emitted, event_count = self.event_count,
                 "committed transaction finished before all its changes were taken"
             );
         }

@@ -186,7 +186,9 @@ fn views_give_the_engine_what_the_resume_rule_and_journal_need() {
     assert!(!b.mark_journaled(key(0, 1, 1, 1), mark));
     assert_eq!(b.metrics().oldest_open_scn, Some(Scn(1003)));
     let committed = b.commit(k).unwrap().unwrap();
-    let summary = committed.summary().clone();
+    let summary = committed.summary();
+    assert_eq!(committed.first_scn(), summary.first_scn());
+    assert_eq!(committed.data_bytes(), summary.data_bytes);
     drop(committed);
     assert_eq!(summary.first_scn(), Scn(1003));
     assert_eq!(summary.event_count, 1);

@@ -303,12 +303,21 @@ pub struct ChangeRecord {
 
 /// Counts one transaction's changes per table, for [`ChangeRecord::table_order`]. Changes to
 /// one table mostly come in runs and share the decoder's `Arc<TableId>`, so the table of the
-/// previous change is checked by pointer before the names are hashed.
+/// previous change is checked by pointer first; a transaction mostly touches a few tables, so
+/// the others are searched in a short list (by pointer, then by name), and their names are
+/// hashed only once there are more than [`LISTED_TABLES`] of them.
 #[derive(Debug, Default)]
 struct TableOrders {
     last: Option<(Arc<TableId>, u64)>,
+    /// The other tables while there are few; empty once `counts` holds them.
+    listed: Vec<(Arc<TableId>, u64)>,
     counts: foldhash::HashMap<Arc<TableId>, u64>,
 }
+
+/// Tables besides the last that [`TableOrders`] searches in a list rather than a map: a search
+/// of a few pointers costs less than hashing a name, and a list of a handful of tables is
+/// never slower to search by name than a map is to hash it.
+const LISTED_TABLES: usize = 8;
 
 impl TableOrders {
     /// The 1-based place of the next change to `table`.
@@ -320,11 +329,33 @@ impl TableOrders {
             return *count;
         }
         if let Some((last, count)) = self.last.take() {
-            self.counts.insert(last, count);
+            self.put(last, count);
         }
-        let count = self.counts.remove(table).unwrap_or(0) + 1;
+        let count = self.take(table) + 1;
         self.last = Some((Arc::clone(table), count));
         count
+    }
+
+    fn put(&mut self, table: Arc<TableId>, count: u64) {
+        if self.counts.is_empty() && self.listed.len() < LISTED_TABLES {
+            self.listed.push((table, count));
+        } else {
+            self.counts.extend(self.listed.drain(..));
+            self.counts.insert(table, count);
+        }
+    }
+
+    /// Takes the count of `table` out (0 for a table not counted yet).
+    fn take(&mut self, table: &Arc<TableId>) -> u64 {
+        if !self.counts.is_empty() {
+            return self.counts.remove(table).unwrap_or(0);
+        }
+        let at = self
+            .listed
+            .iter()
+            .position(|(t, _)| Arc::ptr_eq(t, table))
+            .or_else(|| self.listed.iter().position(|(t, _)| **t == **table));
+        at.map_or(0, |at| self.listed.swap_remove(at).1)
     }
 }
 
@@ -914,7 +945,7 @@ impl<S: RedoSource> CaptureEngine<S> {
     ///  mining thread            [apply 1][apply 2][apply 3] …
     /// ```
     fn apply(&mut self, read: ReadStep, sink: &mut dyn RecordSink) -> Result<u64, EngineError> {
-        let rows = read.rows;
+        let mut rows = read.rows;
         self.metrics.rows_mined += rows.len() as u64;
         let decoder = StepDecoder {
             objects: Arc::clone(&self.objects),
@@ -950,10 +981,10 @@ impl<S: RedoSource> CaptureEngine<S> {
                     Ok(_) => {
                         self.metrics.pipelined_steps += 1;
                         let (mut records, mut applied) = (0, 0);
-                        for (chunk, chunk_decoded) in decoded.iter() {
+                        for (mut chunk, chunk_decoded) in decoded.iter() {
                             applied += chunk.len();
                             records += self.apply_decoded(
-                                chunk.into_iter(),
+                                chunk.iter_mut(),
                                 chunk_decoded.into_iter(),
                                 sink,
                             )?;
@@ -974,15 +1005,15 @@ impl<S: RedoSource> CaptureEngine<S> {
                     }
                     Err(error) => {
                         tracing::warn!(%error, "no decode thread; decoding the step first");
-                        let rows = take_rows(handed).unwrap_or_default();
+                        let mut rows = take_rows(handed).unwrap_or_default();
                         let decoded = decoder.decode_all(&rows);
-                        self.apply_decoded(rows.into_rows(), decoded.into_iter(), sink)
+                        self.apply_decoded(rows.iter_mut(), decoded.into_iter(), sink)
                     }
                 }
             })?
         } else {
             let decoded = decoder.decode_all(&rows);
-            self.apply_decoded(rows.into_rows(), decoded.into_iter(), sink)?
+            self.apply_decoded(rows.iter_mut(), decoded.into_iter(), sink)?
         };
         if read.cut {
             self.metrics.step_cuts += 1;
@@ -990,15 +1021,17 @@ impl<S: RedoSource> CaptureEngine<S> {
         Ok(records)
     }
 
-    /// Applies `rows` with their decoded forms, in order, moving the cursor past each.
-    fn apply_decoded(
+    /// Applies `rows` with their decoded forms, in order, moving the cursor past each. The rows
+    /// are borrowed where they lie and dropped with their chunk: moving each out to apply it
+    /// copied a few hundred bytes per row.
+    fn apply_decoded<'r>(
         &mut self,
-        rows: impl Iterator<Item = MinedRow>,
+        rows: impl Iterator<Item = &'r mut MinedRow>,
         mut decoded: impl Iterator<Item = Result<Decoded, DecodeError>>,
         sink: &mut dyn RecordSink,
     ) -> Result<u64, EngineError> {
         let mut records = 0;
-        for mut row in rows {
+        for row in rows {
             let Some(decoded) = decoded.next() else {
                 // only if the decode thread died, which the scope then reports as its panic
                 return Err(CdcError::new(
@@ -1010,7 +1043,7 @@ impl<S: RedoSource> CaptureEngine<S> {
                 )
                 .into());
             };
-            records += self.apply_row(&mut row, decoded, sink)?;
+            records += self.apply_row(row, decoded, sink)?;
             if let Ok(addr) = row.addr() {
                 self.cursor.bound = RedoBound::After(addr);
                 self.cursor.log_seq = addr.log_seq();
@@ -1312,8 +1345,8 @@ impl<S: RedoSource> CaptureEngine<S> {
             stream.finish()?;
             return Ok(0);
         }
-        let first_scn = stream.summary().first_scn();
-        let data_bytes = stream.summary().data_bytes;
+        let first_scn = stream.first_scn();
+        let data_bytes = stream.data_bytes();
         let (pdb, username) = stream
             .take_start()
             .map_or((None, None), |start| (start.pdb, start.username));
@@ -1761,8 +1794,8 @@ impl StepRows {
         self.chunks.iter().flatten()
     }
 
-    fn into_rows(self) -> impl Iterator<Item = MinedRow> {
-        self.chunks.into_iter().flatten()
+    fn iter_mut(&mut self) -> impl Iterator<Item = &mut MinedRow> {
+        self.chunks.iter_mut().flatten()
     }
 
     /// CSF continuation rows joined to the row they continue (rare: only statements longer
@@ -2235,6 +2268,29 @@ mod tests {
             .map(|table| orders.next(table))
             .collect();
         assert_eq!(got, [1, 1, 2, 3, 2, 3]);
+    }
+
+    proptest::proptest! {
+        /// Listed or hashed, each change gets the count of its table's name so far.
+        #[test]
+        fn table_orders_are_counts_by_name(
+            changes in proptest::collection::vec((0usize..2 * LISTED_TABLES + 4, proptest::bool::ANY), 1..200),
+        ) {
+            // two `Arc`s of each name, as two schema versions of a table give
+            let tables: Vec<[Arc<TableId>; 2]> = (0..2 * LISTED_TABLES + 4)
+                .map(|i| {
+                    let name = TableId::new("APP", format!("T{i}"));
+                    [Arc::new(name.clone()), Arc::new(name)]
+                })
+                .collect();
+            let mut orders = TableOrders::default();
+            let mut counts: HashMap<usize, u64> = HashMap::new();
+            for (table, second) in changes {
+                let count = counts.entry(table).or_default();
+                *count += 1;
+                proptest::prop_assert_eq!(orders.next(&tables[table][usize::from(second)]), *count);
+            }
+        }
     }
 
     /// Whatever the slots hold, each object gets what the maps give for it; an object is
