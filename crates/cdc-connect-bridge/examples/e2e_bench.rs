@@ -718,6 +718,13 @@ impl<S: RedoSource> RedoSource for Timed<S> {
     fn table_layouts(&mut self, tables: &[TableId]) -> Result<Vec<TableLayout>, SourceError> {
         self.other(|s| s.table_layouts(tables))
     }
+    fn last_ddl_after(
+        &mut self,
+        tables: &[TableId],
+        scn: cdc_core::Scn,
+    ) -> Result<Vec<(TableId, i64)>, SourceError> {
+        self.other(|s| s.last_ddl_after(tables, scn))
+    }
     fn start_session(&mut self, window: &MiningWindow) -> Result<(), SourceError> {
         self.other(|s| s.start_session(window))
     }

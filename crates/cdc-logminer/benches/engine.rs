@@ -94,6 +94,13 @@ impl RedoSource for Rendered {
     fn table_layouts(&mut self, t: &[TableId]) -> Result<Vec<cdc_core::TableLayout>, SourceError> {
         self.inner.table_layouts(t)
     }
+    fn last_ddl_after(
+        &mut self,
+        t: &[TableId],
+        scn: cdc_core::Scn,
+    ) -> Result<Vec<(TableId, i64)>, SourceError> {
+        self.inner.last_ddl_after(t, scn)
+    }
     fn start_session(&mut self, w: &MiningWindow) -> Result<(), SourceError> {
         let first = w.logs.first().map_or(0, |l| l.sequence);
         let last = w.logs.last().map_or(0, |l| l.sequence);

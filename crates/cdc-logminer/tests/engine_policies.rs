@@ -671,6 +671,100 @@ fn a_restart_goes_on_from_the_published_versions() {
     assert_eq!(versions_of_changes(&changed), vec![3]);
 }
 
+/// CDC-6003 at start: a stored version that differs from the dictionary stops the start when
+/// the table's last DDL came more than 10 s before the resume SCN's time (the stored versions
+/// are wrong); DDL after the resume point explains the difference and the start goes on.
+#[test]
+fn a_stored_version_no_later_ddl_explains_stops_the_start() {
+    use std::sync::Arc;
+
+    use cdc_logminer::engine::{PublishedSchemas, PublishedVersion};
+
+    let json = r#"{"name": "mismatch", "database": {"seed": 20}, "events": [
+      {"event": "tick", "millis": 10}, {"event": "tick", "millis": 10}, {"event": "tick", "millis": 10},
+      {"event": "tick", "millis": 10}, {"event": "tick", "millis": 10}, {"event": "tick", "millis": 10},
+      {"event": "insert", "session": "s1", "table": "APP.CUSTOMERS", "values": {"ID": 1, "NAME": "before"}},
+      {"event": "commit", "session": "s1"},
+      {"event": "tick", "millis": 10}, {"event": "tick", "millis": 10}, {"event": "tick", "millis": 10},
+      {"event": "add_column", "table": "APP.CUSTOMERS", "column": {"name": "TAGS", "type": "VARCHAR2(30)"}},
+      {"event": "tick", "millis": 20000},
+      {"event": "insert", "session": "s1", "table": "APP.CUSTOMERS", "values": {"ID": 2, "NAME": "after", "TAGS": "t"}},
+      {"event": "commit", "session": "s1"},
+      {"event": "tick", "millis": 10}, {"event": "tick", "millis": 10}, {"event": "tick", "millis": 10}
+    ]}"#;
+    let spill = tempfile::tempdir().unwrap();
+    let clock = ManualClock::default();
+    let source = Scenario::from_json(json).unwrap().into_source(3).unwrap();
+    let mut engine =
+        CaptureEngine::open(source, settings(&spill), None, Box::new(clock.clone())).unwrap();
+    let mut first = Vec::new();
+    run_until_quiet(&mut engine, &clock, &mut first, 3).unwrap();
+    let db = engine.source_mut().database().clone();
+    let customers = cdc_core::TableId::new("APP", "CUSTOMERS");
+    // a schema topic that lost CUSTOMERS' second version (the one with TAGS)
+    let v1 = first
+        .iter()
+        .find_map(|r| match &r.kind {
+            RecordKind::Schema(SchemaChange::Version(l)) if l.table == customers => {
+                Some(Arc::clone(l))
+            }
+            _ => None,
+        })
+        .unwrap();
+    assert_eq!(v1.version, 1);
+    let stored = || {
+        let mut schemas = PublishedSchemas::default();
+        let l = Arc::clone(&v1);
+        schemas.insert(
+            customers.clone(),
+            vec![PublishedVersion {
+                version: 1,
+                valid_from: l.valid_from,
+                same: Arc::new(move |now: &cdc_core::TableLayout| now.columns == l.columns),
+            }],
+        );
+        schemas
+    };
+    let changes: Vec<usize> = first
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| matches!(r.kind, RecordKind::Change(_)))
+        .map(|(k, _)| k)
+        .collect();
+    assert_eq!(changes.len(), 2);
+    let open = |k: usize| {
+        let mut s = settings(&spill);
+        s.published = stored();
+        CaptureEngine::open(
+            cdc_logminer::sim::SimSource::new(db.clone()),
+            s,
+            Some(first[k].position.as_ref().clone()),
+            Box::new(clock.clone()),
+        )
+    };
+
+    // resuming 20 s after the ALTER: nothing ahead explains the stored version
+    let error = open(changes[1]).unwrap_err();
+    assert_eq!(error.code(), CdcCode::SchemaMismatch, "{error}");
+    let message = error.to_string();
+    assert!(message.contains("APP.CUSTOMERS"), "{message}");
+    assert!(message.contains("stored version 1"), "{message}");
+
+    // resuming before the ALTER: it is ahead in the redo; the start goes on, and the
+    // dictionary's layout is the next version
+    let mut engine = open(changes[0]).unwrap();
+    let mut records = Vec::new();
+    run_until_quiet(&mut engine, &clock, &mut records, 3).unwrap();
+    let versions: Vec<u32> = records
+        .iter()
+        .filter_map(|r| match &r.kind {
+            RecordKind::Change(c) => Some(c.layout.version),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(versions, vec![2]);
+}
+
 #[test]
 fn archive_only_mines_a_change_once_its_log_is_archived() {
     let run = |archived: bool, mode: cdc_logminer::source::CaptureMode| {

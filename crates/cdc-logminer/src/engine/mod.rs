@@ -72,6 +72,10 @@ pub enum DecodeErrorMode {
     Dlq,
 }
 
+/// How long before the resume SCN's time a table's last DDL may be and still explain a stored
+/// schema version that differs from the dictionary (SCN_TO_TIMESTAMP is only seconds-precise).
+pub const SCHEMA_DDL_MARGIN_S: i64 = 10;
+
 /// Which tables are captured.
 pub type TablePredicate = Arc<dyn Fn(&TableId) -> bool + Send + Sync>;
 
@@ -666,7 +670,8 @@ impl<S: RedoSource> CaptureEngine<S> {
             pending_ops: Vec::new(),
         };
         let valid_from = engine.position.resume.scn;
-        engine.refresh_objects(valid_from)?;
+        let differing = engine.refresh_objects(valid_from)?;
+        engine.check_stored_schemas(&differing)?;
         Ok(engine)
     }
 
@@ -1467,7 +1472,8 @@ impl<S: RedoSource> CaptureEngine<S> {
             | DdlKind::PartitionMaintenance => {
                 let captured_before: HashSet<TableId> = self.tables.keys().cloned().collect();
                 let announced = self.pending_schema.len();
-                self.refresh_objects(row.scn)?;
+                // a stored version differing from the dictionary matters at start only
+                let _ = self.refresh_objects(row.scn)?;
                 let events: Vec<OpsEvent> = self.pending_schema[announced..]
                     .iter()
                     .flat_map(|change| ddl_events(change, &captured_before, row.scn))
@@ -1481,8 +1487,10 @@ impl<S: RedoSource> CaptureEngine<S> {
 
     /// Resolves the captured object ids and table layouts again. A table whose layout
     /// changed gets a new schema version, valid from `valid_from`; new versions and tables no
-    /// longer captured wait in `pending_schema` for the schema topic.
-    fn refresh_objects(&mut self, valid_from: Scn) -> Result<(), CdcError> {
+    /// longer captured wait in `pending_schema` for the schema topic. Returns the tables whose
+    /// stored version valid at `valid_from` (the resume SCN, at start) differs from the
+    /// dictionary, with that version's number.
+    fn refresh_objects(&mut self, valid_from: Scn) -> Result<Vec<(TableId, u32)>, CdcError> {
         let filter = Arc::clone(&self.settings.table_filter);
         let pdbs = self.settings.pdbs.clone();
         let captured: Vec<CapturedObject> = self
@@ -1502,6 +1510,7 @@ impl<S: RedoSource> CaptureEngine<S> {
         }
         let layouts = self.source.table_layouts(&tables).map_err(source_stop)?;
         let mut decode_tables = foldhash::HashMap::default();
+        let mut differing = Vec::new();
         for layout in layouts {
             let table = layout.table.clone();
             let unchanged = self.tables.get(&table).filter(|current| {
@@ -1515,6 +1524,11 @@ impl<S: RedoSource> CaptureEngine<S> {
                 None => {
                     // numbering goes on from what an earlier run published, and a layout it
                     // published keeps its number
+                    if let Some(stored) = self.published.valid_at(&table, valid_from)
+                        && !(stored.same)(&layout)
+                    {
+                        differing.push((table.clone(), stored.version));
+                    }
                     let highest = self
                         .next_version
                         .entry(table.clone())
@@ -1552,7 +1566,49 @@ impl<S: RedoSource> CaptureEngine<S> {
             .extend(removed.into_iter().cloned().map(SchemaChange::Removed));
         self.objects = Arc::new(objects);
         self.tables = Arc::new(decode_tables);
-        Ok(())
+        Ok(differing)
+    }
+
+    /// CDC-6003 at start: a table whose stored schema version valid at the resume SCN differs
+    /// from the dictionary, though its last DDL came more than [`SCHEMA_DDL_MARGIN_S`] before
+    /// that SCN's time. DDL after the resume point (still ahead in the redo) explains a
+    /// difference; an older one means the stored versions are wrong (a damaged schema topic,
+    /// an offset moved past DDL it never saw), and what they say of the records already sent
+    /// cannot be trusted. Where the database cannot tell the times, there is no stop.
+    fn check_stored_schemas(&mut self, differing: &[(TableId, u32)]) -> Result<(), CdcError> {
+        if differing.is_empty() {
+            return Ok(());
+        }
+        let resume = self.position.resume.scn;
+        let tables: Vec<TableId> = differing.iter().map(|(t, _)| t.clone()).collect();
+        let after = self
+            .source
+            .last_ddl_after(&tables, resume)
+            .map_err(source_stop)?;
+        let stale: Vec<String> = differing
+            .iter()
+            .filter_map(|(table, version)| {
+                let (_, seconds) = after.iter().find(|(t, _)| t == table)?;
+                (*seconds <= -SCHEMA_DDL_MARGIN_S).then(|| {
+                    format!(
+                        "{table} (stored version {version}; its last DDL was {} s before the \
+                         resume SCN {resume})",
+                        -seconds
+                    )
+                })
+            })
+            .collect();
+        if stale.is_empty() {
+            return Ok(());
+        }
+        Err(CdcError::new(
+            CdcCode::SchemaMismatch,
+            format!(
+                "the schema topic's version of {} differs from the dictionary, and no DDL since \
+                 the resume point explains it",
+                stale.join(", ")
+            ),
+        ))
     }
 
     // ---- policies, heartbeats ---------------------------------------------------------------

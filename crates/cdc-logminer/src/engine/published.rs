@@ -65,6 +65,15 @@ impl PublishedSchemas {
         }
     }
 
+    /// The stored version of `table` valid at the resume SCN, while nothing has been taken
+    /// from the table's versions (at start).
+    pub(super) fn valid_at(&self, table: &TableId, resume: Scn) -> Option<&PublishedVersion> {
+        self.tables
+            .get(table)
+            .and_then(|versions| versions.first())
+            .filter(|v| v.valid_from <= resume)
+    }
+
     /// The highest version number stored for `table` (0 when none).
     pub(super) fn highest(&self, table: &TableId) -> u32 {
         self.tables

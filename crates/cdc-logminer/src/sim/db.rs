@@ -638,6 +638,24 @@ impl SimDatabase {
     }
 
     /// The time now.
+    /// The seconds from the time `scn` was current to the last DDL on `table`, in the
+    /// database's clock; negative when the DDL came first. As SCN_TO_TIMESTAMP, the time of an
+    /// SCN is that of the newest redo at or before it; `None` for an SCN before all redo, or a
+    /// table no DDL has touched.
+    pub fn last_ddl_after(&self, table: &TableId, scn: Scn) -> Option<i64> {
+        let ddl = self.truth.ddl.iter().rev().find(|d| &d.table == table)?;
+        let time_of = |at: Scn| {
+            self.logs
+                .iter()
+                .flat_map(|log| &log.records)
+                .filter(|p| p.record.scn <= at)
+                .max_by_key(|p| p.record.scn)
+                .map(|p| p.record.time.epoch_nanos())
+        };
+        let seconds = (time_of(ddl.scn)? - time_of(scn)?) / 1_000_000_000;
+        i64::try_from(seconds).ok()
+    }
+
     pub fn now(&self) -> OracleDateTime {
         self.clock.now()
     }

@@ -43,6 +43,7 @@ pub enum SourceCall {
     LogInventory,
     ResolveObjects,
     TableLayouts,
+    LastDdl,
     StartSession,
     EndSession,
     Mine,
@@ -443,6 +444,18 @@ impl RedoSource for SimSource {
             }
         }
         Ok(out)
+    }
+
+    fn last_ddl_after(
+        &mut self,
+        tables: &[TableId],
+        scn: Scn,
+    ) -> Result<Vec<(TableId, i64)>, SourceError> {
+        self.gate(SourceCall::LastDdl)?;
+        Ok(tables
+            .iter()
+            .filter_map(|t| Some((t.clone(), self.db.last_ddl_after(t, scn)?)))
+            .collect())
     }
 
     fn start_session(&mut self, window: &MiningWindow) -> Result<(), SourceError> {

@@ -471,6 +471,17 @@ pub trait RedoSource: Send + fmt::Debug {
     /// out.
     fn table_layouts(&mut self, tables: &[TableId]) -> Result<Vec<TableLayout>, SourceError>;
 
+    /// For each of `tables`, the seconds from the time `scn` was current (SCN_TO_TIMESTAMP) to
+    /// the table's last DDL (DBA_OBJECTS.LAST_DDL_TIME); negative when the DDL came first. A
+    /// table the database cannot say this of (an SCN older than its SCN-to-time map, a table
+    /// it does not list) is left out. Asked at start only, for tables whose stored schema
+    /// version differs from the dictionary (CDC-6003).
+    fn last_ddl_after(
+        &mut self,
+        tables: &[TableId],
+        scn: Scn,
+    ) -> Result<Vec<(TableId, i64)>, SourceError>;
+
     /// Starts (or replaces) the LogMiner session over a window of whole logs.
     fn start_session(&mut self, window: &MiningWindow) -> Result<(), SourceError>;
 

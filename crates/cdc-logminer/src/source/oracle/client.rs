@@ -345,6 +345,62 @@ impl RedoSource for OracleSource {
         Ok(out)
     }
 
+    fn last_ddl_after(
+        &mut self,
+        tables: &[TableId],
+        scn: Scn,
+    ) -> Result<Vec<(TableId, i64)>, SourceError> {
+        /// SCN_TO_TIMESTAMP of an SCN older than the database's SCN-to-time map.
+        const SCN_NOT_MAPPED: OraCode = OraCode(8181);
+        let pdbs: BTreeMap<String, u32> = if self.is_cdb {
+            self.rows(sql::PDBS, &[])?
+                .iter()
+                .map(|r| Ok((col::<String>(r, 1)?, col::<u32>(r, 0)?)))
+                .collect::<Result<_, SourceError>>()?
+        } else {
+            BTreeMap::new()
+        };
+        let scn = i64::try_from(scn.0).map_err(|_| SourceError::Driver {
+            message: format!("SCN {scn} is out of Oracle's range"),
+        })?;
+        let mut out = Vec::new();
+        for t in tables {
+            let (stmt, params) = if self.is_cdb {
+                let Some(con) = t.pdb.as_ref().and_then(|p| pdbs.get(p)) else {
+                    continue;
+                };
+                (
+                    sql::LAST_DDL_AFTER_CDB,
+                    vec![
+                        Bind::Int(scn),
+                        Bind::Int(i64::from(*con)),
+                        Bind::Text(t.owner.clone()),
+                        Bind::Text(t.table.clone()),
+                    ],
+                )
+            } else {
+                (
+                    sql::LAST_DDL_AFTER_NON_CDB,
+                    vec![
+                        Bind::Int(scn),
+                        Bind::Text(t.owner.clone()),
+                        Bind::Text(t.table.clone()),
+                    ],
+                )
+            };
+            let rows = match self.rows(stmt, &params) {
+                // the database no longer knows when the SCN was: it cannot say
+                Err(e) if e.ora_code() == Some(SCN_NOT_MAPPED) => return Ok(out),
+                other => other?,
+            };
+            let seconds = rows.first().map(|r| col::<Option<i64>>(r, 0)).transpose()?;
+            if let Some(Some(seconds)) = seconds {
+                out.push((t.clone(), seconds));
+            }
+        }
+        Ok(out)
+    }
+
     fn table_layouts(&mut self, tables: &[TableId]) -> Result<Vec<TableLayout>, SourceError> {
         let pdbs: BTreeMap<String, u32> = if self.is_cdb {
             self.rows(sql::PDBS, &[])?

@@ -123,6 +123,18 @@ WHERE I.TABLE_OWNER = :1 AND I.TABLE_NAME = :2 \
 AND I.UNIQUENESS = 'UNIQUE' AND I.STATUS <> 'UNUSABLE' \
 ORDER BY I.OWNER, I.INDEX_NAME, IC.COLUMN_POSITION";
 
+/// Seconds from the time an SCN was current to a table's last DDL (negative: the DDL came
+/// first), both in the database's clock. Binds: `:1` SCN, `:2` CON_ID, `:3` OWNER, `:4`
+/// TABLE_NAME. SCN_TO_TIMESTAMP raises ORA-08181 for an SCN older than its map.
+pub const LAST_DDL_AFTER_CDB: &str = "SELECT ROUND((O.LAST_DDL_TIME - \
+CAST(SCN_TO_TIMESTAMP(:1) AS DATE)) * 86400) FROM CDB_OBJECTS O \
+WHERE O.CON_ID = :2 AND O.OWNER = :3 AND O.OBJECT_NAME = :4 AND O.OBJECT_TYPE = 'TABLE'";
+
+/// Binds: `:1` SCN, `:2` OWNER, `:3` TABLE_NAME.
+pub const LAST_DDL_AFTER_NON_CDB: &str = "SELECT ROUND((O.LAST_DDL_TIME - \
+CAST(SCN_TO_TIMESTAMP(:1) AS DATE)) * 86400) FROM DBA_OBJECTS O \
+WHERE O.OWNER = :2 AND O.OBJECT_NAME = :3 AND O.OBJECT_TYPE = 'TABLE'";
+
 /// Database-wide supplemental logging (in a CDB, CDB$ROOT's, which every PDB has).
 pub const SUPPLEMENTAL_DATABASE: &str =
     "SELECT SUPPLEMENTAL_LOG_DATA_ALL, SUPPLEMENTAL_LOG_DATA_PK FROM V$DATABASE";
