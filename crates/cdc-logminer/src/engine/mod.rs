@@ -622,6 +622,7 @@ impl<S: RedoSource> CaptureEngine<S> {
             CdcError::new(CdcCode::TransientDatabase, format!("{e}")).without_retry()
         })?;
         let now = clock.now_ms();
+        let restarting = position.is_some();
         let position = match position {
             Some(stored) => {
                 stored.check_identity(identity).map_err(CdcError::from)?;
@@ -671,7 +672,11 @@ impl<S: RedoSource> CaptureEngine<S> {
         };
         let valid_from = engine.position.resume.scn;
         let differing = engine.refresh_objects(valid_from)?;
-        engine.check_stored_schemas(&differing)?;
+        // a first start (no offset, or offsets deleted) has no records to reconcile with what
+        // the topic says: its stored versions are history, and only their numbering counts
+        if restarting {
+            engine.check_stored_schemas(&differing)?;
+        }
         Ok(engine)
     }
 
@@ -1196,6 +1201,9 @@ impl<S: RedoSource> CaptureEngine<S> {
                     Ok(0)
                 }
                 Ok(_) => Ok(0),
+                // a row the first start leaves out cannot fail the task, whatever it holds (a
+                // row older than the start under a table altered since comes back generic)
+                Err(_) if !self.keeps_row(key, row.scn) => Ok(0),
                 Err(error) => self.decode_failure(row, key, error, sink),
             },
             Operation::Ddl => {
@@ -1206,7 +1214,7 @@ impl<S: RedoSource> CaptureEngine<S> {
             }
             Operation::Unsupported => {
                 let table = self.captured_table(row);
-                if table.is_none() {
+                if table.is_none() || !self.keeps_row(key, row.scn) {
                     return Ok(0);
                 }
                 let error = CdcError::new(
