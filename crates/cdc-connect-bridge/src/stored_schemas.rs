@@ -113,14 +113,14 @@ impl StoredSchemas {
                 .iter()
                 .filter_map(|stored| {
                     let (version, valid_from) = numbering(stored)?;
-                    let stored = Arc::new(body(stored.clone()));
+                    let stored = body(stored.clone());
                     let settings = Arc::clone(settings);
                     Some(PublishedVersion {
                         version,
                         valid_from,
                         same: Arc::new(move |layout: &TableLayout| {
                             let (source, key) = KeyPlan::declared_names(&settings, layout);
-                            body(schema_version(layout, source, &key)) == *stored
+                            body(schema_version(layout, source, &key)) == stored
                         }),
                     })
                 })
