@@ -305,61 +305,50 @@ pub struct ChangeRecord {
     pub layout: Arc<TableLayout>,
 }
 
-/// Counts one transaction's changes per table, for [`ChangeRecord::table_order`]. Changes to
-/// one table mostly come in runs and share the decoder's `Arc<TableId>`, so the table of the
-/// previous change is checked by pointer first; a transaction mostly touches a few tables, so
-/// the others are searched in a short list (by pointer, then by name), and their names are
-/// hashed only once there are more than [`LISTED_TABLES`] of them.
+/// Counts one transaction's changes per table, for [`ChangeRecord::table_order`]. A table
+/// [`SchemaVersions`] registered is counted in the slot of its number (the engine keeps one of
+/// these across commits, rather than hashing each change's table name); a table it never
+/// registered is counted by name.
 #[derive(Debug, Default)]
 struct TableOrders {
-    last: Option<(Arc<TableId>, u64)>,
-    /// The other tables while there are few; empty once `counts` holds them.
-    listed: Vec<(Arc<TableId>, u64)>,
-    counts: foldhash::HashMap<Arc<TableId>, u64>,
+    /// The commit being counted: a slot stamped with an earlier one counts nothing yet, so a
+    /// commit starts without visiting the slots.
+    commit: u64,
+    /// By table number: the commit that last counted in it, and its count.
+    numbered: Vec<(u64, u64)>,
+    unnumbered: foldhash::HashMap<TableId, u64>,
 }
 
-/// Tables besides the last that [`TableOrders`] searches in a list rather than a map: a search
-/// of a few pointers costs less than hashing a name, and a list of a handful of tables is
-/// never slower to search by name than a map is to hash it.
-const LISTED_TABLES: usize = 8;
-
 impl TableOrders {
-    /// The 1-based place of the next change to `table`.
-    fn next(&mut self, table: &Arc<TableId>) -> u64 {
-        if let Some((last, count)) = &mut self.last
-            && Arc::ptr_eq(last, table)
-        {
+    /// Starts counting the changes of a commit.
+    fn start(&mut self) {
+        self.commit += 1;
+        if !self.unnumbered.is_empty() {
+            self.unnumbered.clear();
+        }
+    }
+
+    /// The 1-based place of the next change to `table`, whose number is `number` when
+    /// [`SchemaVersions`] gave it one.
+    fn next(&mut self, number: Option<usize>, table: &TableId) -> u64 {
+        let Some(number) = number else {
+            let count = match self.unnumbered.get_mut(table) {
+                Some(count) => count,
+                None => self.unnumbered.entry(table.clone()).or_default(),
+            };
             *count += 1;
             return *count;
+        };
+        if number >= self.numbered.len() {
+            self.numbered.resize(number + 1, (0, 0));
         }
-        if let Some((last, count)) = self.last.take() {
-            self.put(last, count);
+        let (commit, count) = &mut self.numbered[number];
+        if *commit != self.commit {
+            *commit = self.commit;
+            *count = 0;
         }
-        let count = self.take(table) + 1;
-        self.last = Some((Arc::clone(table), count));
-        count
-    }
-
-    fn put(&mut self, table: Arc<TableId>, count: u64) {
-        if self.counts.is_empty() && self.listed.len() < LISTED_TABLES {
-            self.listed.push((table, count));
-        } else {
-            self.counts.extend(self.listed.drain(..));
-            self.counts.insert(table, count);
-        }
-    }
-
-    /// Takes the count of `table` out (0 for a table not counted yet).
-    fn take(&mut self, table: &Arc<TableId>) -> u64 {
-        if !self.counts.is_empty() {
-            return self.counts.remove(table).unwrap_or(0);
-        }
-        let at = self
-            .listed
-            .iter()
-            .position(|(t, _)| Arc::ptr_eq(t, table))
-            .or_else(|| self.listed.iter().position(|(t, _)| **t == **table));
-        at.map_or(0, |at| self.listed.swap_remove(at).1)
+        *count += 1;
+        *count
     }
 }
 
@@ -563,6 +552,8 @@ pub struct CaptureEngine<S: RedoSource> {
     /// Every schema version decoded with, so a change committed after its table changed (or
     /// was dropped) is published with the layout it was decoded with.
     layouts: SchemaVersions,
+    /// Kept between commits: its slots are cleared, not allocated, at each.
+    table_orders: TableOrders,
     next_version: HashMap<TableId, u32>,
     /// The stored versions a restart may still take up (pruned at the resume SCN).
     published: PublishedSchemas,
@@ -655,6 +646,7 @@ impl<S: RedoSource> CaptureEngine<S> {
             objects: Arc::default(),
             tables: Arc::default(),
             layouts: SchemaVersions::default(),
+            table_orders: TableOrders::default(),
             next_version: HashMap::new(),
             published,
             identity,
@@ -1378,15 +1370,15 @@ impl<S: RedoSource> CaptureEngine<S> {
         let own_hold = own_hold.unwrap_or(mined_to);
         let mut emitted = 0;
         let mut index = 0u64;
-        let mut table_orders = TableOrders::default();
+        self.table_orders.start();
         while let Some(event) = stream.next_change()? {
             let this = index;
             index += 1;
-            let table_order = table_orders.next(&event.change.table);
+            let (layout, table) = self.layouts.of(&event);
+            let table_order = self.table_orders.next(table, &event.change.table);
             if !decision.emits(this) {
                 continue;
             }
-            let layout = self.layouts.of(&event);
             let resume = record_resume(
                 mined_to,
                 other_holds,
@@ -1765,53 +1757,63 @@ impl<S: RedoSource> CaptureEngine<S> {
 /// Every schema version decoded with.
 #[derive(Default)]
 struct SchemaVersions {
-    /// By table, oldest first.
-    by_table: foldhash::HashMap<TableId, Vec<Arc<TableLayout>>>,
+    /// By table, oldest first, with the table's number (its order of registration), which
+    /// [`TableOrders`] counts in.
+    by_table: foldhash::HashMap<TableId, (usize, Vec<Arc<TableLayout>>)>,
     /// The same layouts by the address of the table name the rows of one version share (one
     /// `Arc` per version): a commit hashes one pointer per change instead of the name's
-    /// strings. The entry holds the name, so no later name can take its address.
-    by_shared_name: foldhash::HashMap<usize, (Arc<TableId>, Arc<TableLayout>)>,
+    /// strings. The entry holds the name, so no later name can take its address, and is never
+    /// replaced.
+    by_shared_name: foldhash::HashMap<usize, (Arc<TableId>, Arc<TableLayout>, usize)>,
 }
 
 impl SchemaVersions {
     fn register(&mut self, table: &DecodeTable) {
         let layout = table.layout();
         let name = table.table();
-        self.by_shared_name
-            .entry(Arc::as_ptr(name) as usize)
-            .or_insert_with(|| (Arc::clone(name), Arc::clone(layout)));
-        let versions = self.by_table.entry(layout.table.clone()).or_default();
+        let tables = self.by_table.len();
+        let (number, versions) = self
+            .by_table
+            .entry(layout.table.clone())
+            .or_insert_with(|| (tables, Vec::new()));
+        let number = *number;
         if !versions.iter().any(|v| v.version == layout.version) {
             versions.push(Arc::clone(layout));
         }
+        self.by_shared_name
+            .entry(Arc::as_ptr(name) as usize)
+            .or_insert_with(|| (Arc::clone(name), Arc::clone(layout), number));
     }
 
-    /// The schema version a change was decoded with.
-    fn of(&self, event: &ChangeEvent) -> Arc<TableLayout> {
+    /// The schema version a change was decoded with, and its table's number (`None` for a
+    /// table never registered).
+    fn of(&self, event: &ChangeEvent) -> (Arc<TableLayout>, Option<usize>) {
         let version = event.change.schema_version;
-        if let Some((_, layout)) = self
-            .by_shared_name
-            .get(&(Arc::as_ptr(&event.change.table) as usize))
+        let address = Arc::as_ptr(&event.change.table) as usize;
+        if let Some((_, layout, number)) = self.by_shared_name.get(&address)
             && layout.version == version
         {
-            return Arc::clone(layout);
+            return (Arc::clone(layout), Some(*number));
         }
-        let found = self
-            .by_table
-            .get(&*event.change.table)
-            .and_then(|versions| versions.iter().rev().find(|l| l.version == version));
+        let table = self.by_table.get(&*event.change.table);
+        let found =
+            table.and_then(|(_, versions)| versions.iter().rev().find(|l| l.version == version));
+        let number = table.map(|(number, _)| *number);
         match found {
-            Some(layout) => Arc::clone(layout),
+            Some(layout) => (Arc::clone(layout), number),
             // unreachable: every decode table's layout is registered when it is made
-            None => Arc::new(TableLayout {
-                table: TableId::clone(&event.change.table),
-                version,
-                valid_from: Scn::ZERO,
-                columns: Vec::new(),
-                key: Vec::new(),
-                key_source: cdc_core::KeySource::None,
-                supplemental: Default::default(),
-            }),
+            None => (
+                Arc::new(TableLayout {
+                    table: TableId::clone(&event.change.table),
+                    version,
+                    valid_from: Scn::ZERO,
+                    columns: Vec::new(),
+                    key: Vec::new(),
+                    key_source: cdc_core::KeySource::None,
+                    supplemental: Default::default(),
+                }),
+                number,
+            ),
         }
     }
 }
@@ -2322,37 +2324,54 @@ mod tests {
     use cdc_core::config::Config;
 
     #[test]
-    fn table_orders_count_each_table_whatever_its_arc() {
-        let orders_a = Arc::new(TableId::new("APP", "ORDERS"));
-        let orders_b = Arc::new(TableId::new("APP", "ORDERS"));
-        let lines = Arc::new(TableId::new("APP", "LINES"));
-        let mut orders = TableOrders::default();
-        let got: Vec<u64> = [&orders_a, &lines, &orders_b, &orders_a, &lines, &lines]
-            .into_iter()
-            .map(|table| orders.next(table))
-            .collect();
-        assert_eq!(got, [1, 1, 2, 3, 2, 3]);
+    fn table_orders_count_each_table_by_number_or_name() {
+        let orders = TableId::new("APP", "ORDERS");
+        let lines = TableId::new("APP", "LINES");
+        let docs = TableId::new("APP", "DOCS");
+        let mut counted = TableOrders::default();
+        counted.start();
+        let got: Vec<u64> = [
+            (Some(1), &orders),
+            (Some(0), &lines),
+            (None, &docs),
+            (Some(1), &orders),
+            (None, &docs),
+            (Some(0), &lines),
+        ]
+        .into_iter()
+        .map(|(number, table)| counted.next(number, table))
+        .collect();
+        assert_eq!(got, [1, 1, 1, 2, 2, 2]);
+        // the next commit counts from 1 again
+        counted.start();
+        assert_eq!(counted.next(Some(1), &orders), 1);
+        assert_eq!(counted.next(None, &docs), 1);
+        assert_eq!(counted.next(Some(0), &lines), 1);
     }
 
     proptest::proptest! {
-        /// Listed or hashed, each change gets the count of its table's name so far.
+        /// Numbered or not, each change gets the count of its table so far in its commit.
         #[test]
-        fn table_orders_are_counts_by_name(
-            changes in proptest::collection::vec((0usize..2 * LISTED_TABLES + 4, proptest::bool::ANY), 1..200),
+        fn table_orders_are_counts_per_commit(
+            commits in proptest::collection::vec(
+                proptest::collection::vec(0usize..12, 0..40),
+                1..6,
+            ),
         ) {
-            // two `Arc`s of each name, as two schema versions of a table give
-            let tables: Vec<[Arc<TableId>; 2]> = (0..2 * LISTED_TABLES + 4)
-                .map(|i| {
-                    let name = TableId::new("APP", format!("T{i}"));
-                    [Arc::new(name.clone()), Arc::new(name)]
-                })
+            // tables 0..8 have numbers (in another order), the others none
+            let tables: Vec<(Option<usize>, TableId)> = (0..12)
+                .map(|i| (7usize.checked_sub(i), TableId::new("APP", format!("T{i}"))))
                 .collect();
             let mut orders = TableOrders::default();
-            let mut counts: HashMap<usize, u64> = HashMap::new();
-            for (table, second) in changes {
-                let count = counts.entry(table).or_default();
-                *count += 1;
-                proptest::prop_assert_eq!(orders.next(&tables[table][usize::from(second)]), *count);
+            for changes in commits {
+                orders.start();
+                let mut counts: HashMap<usize, u64> = HashMap::new();
+                for table in changes {
+                    let count = counts.entry(table).or_default();
+                    *count += 1;
+                    let (number, name) = &tables[table];
+                    proptest::prop_assert_eq!(orders.next(*number, name), *count);
+                }
             }
         }
     }
