@@ -101,6 +101,17 @@ impl OracleSource {
         Ok(conn)
     }
 
+    /// Each PDB's CON_ID by name (none in a non-CDB).
+    fn pdb_ids(&self) -> Result<BTreeMap<String, u32>, SourceError> {
+        if !self.is_cdb {
+            return Ok(BTreeMap::new());
+        }
+        self.rows(sql::PDBS, &[])?
+            .iter()
+            .map(|r| Ok((col::<String>(r, 1)?, col::<u32>(r, 0)?)))
+            .collect()
+    }
+
     fn rows(&self, stmt: &str, params: &[Bind]) -> Result<Vec<Row>, SourceError> {
         let p = binds(params);
         let rs = self.conn.query(stmt, &p).map_err(driver)?;
@@ -352,14 +363,7 @@ impl RedoSource for OracleSource {
     ) -> Result<Vec<(TableId, i64)>, SourceError> {
         /// SCN_TO_TIMESTAMP of an SCN older than the database's SCN-to-time map.
         const SCN_NOT_MAPPED: OraCode = OraCode(8181);
-        let pdbs: BTreeMap<String, u32> = if self.is_cdb {
-            self.rows(sql::PDBS, &[])?
-                .iter()
-                .map(|r| Ok((col::<String>(r, 1)?, col::<u32>(r, 0)?)))
-                .collect::<Result<_, SourceError>>()?
-        } else {
-            BTreeMap::new()
-        };
+        let pdbs = self.pdb_ids()?;
         let scn = i64::try_from(scn.0).map_err(|_| SourceError::Driver {
             message: format!("SCN {scn} is out of Oracle's range"),
         })?;
@@ -402,14 +406,7 @@ impl RedoSource for OracleSource {
     }
 
     fn table_layouts(&mut self, tables: &[TableId]) -> Result<Vec<TableLayout>, SourceError> {
-        let pdbs: BTreeMap<String, u32> = if self.is_cdb {
-            self.rows(sql::PDBS, &[])?
-                .iter()
-                .map(|r| Ok((col::<String>(r, 1)?, col::<u32>(r, 0)?)))
-                .collect::<Result<_, SourceError>>()?
-        } else {
-            BTreeMap::new()
-        };
+        let pdbs = self.pdb_ids()?;
         let yes = |text: String| text == "YES";
         let database = match self.rows(sql::SUPPLEMENTAL_DATABASE, &[])?.first() {
             Some(r) => SupplementalLogging {
