@@ -861,3 +861,231 @@ fn archive_only_mines_a_change_once_its_log_is_archived() {
     );
     assert_eq!(run(true, ArchiveOnly), 1);
 }
+
+fn dlq_records(records: &[EngineRecord]) -> Vec<&cdc_logminer::engine::DlqRecord> {
+    records
+        .iter()
+        .filter_map(|r| match &r.kind {
+            RecordKind::Dlq(d) => Some(d),
+            _ => None,
+        })
+        .collect()
+}
+
+/// (table, ID) of each delivered change, in order.
+fn delivered_ids(records: &[EngineRecord]) -> Vec<(String, String)> {
+    delivered(records)
+        .into_iter()
+        .flat_map(|(_, _, changes)| changes)
+        .map(|c| {
+            let image = c.after.or(c.before).unwrap();
+            let id = match &image["ID"] {
+                cdc_core::Value::Number(n) => n.to_string(),
+                other => format!("{other:?}"),
+            };
+            (c.table.table.clone(), id)
+        })
+        .collect()
+}
+
+/// A row that cannot be decoded matters only if its transaction commits with it: one rolled
+/// back, or taken back by ROLLBACK TO SAVEPOINT, neither stops the task nor reaches the DLQ.
+#[test]
+fn undecodable_rows_that_are_rolled_back_neither_stop_nor_reach_the_dlq() {
+    let json = r#"{"name": "rolled-back", "database": {"seed": 22}, "events": [
+      {"event": "insert", "session": "s1", "table": "APP.CUSTOMERS", "values": {"ID": 1, "NAME": "rolled back"}},
+      {"event": "rollback", "session": "s1"},
+      {"event": "insert", "session": "s2", "table": "APP.ORDERS", "values": {"ID": 5, "STATUS": "kept"}},
+      {"event": "savepoint", "session": "s2", "name": "a"},
+      {"event": "insert", "session": "s2", "table": "APP.CUSTOMERS", "values": {"ID": 2, "NAME": "undone"}},
+      {"event": "update", "session": "s2", "table": "APP.CUSTOMERS", "where": {"ID": 2}, "set": {"NAME": "undone too"}},
+      {"event": "rollback_to", "session": "s2", "name": "a"},
+      {"event": "commit", "session": "s2"},
+      {"event": "add_column", "table": "APP.CUSTOMERS", "column": {"name": "TAGS", "type": "VARCHAR2(30)"}},
+      {"event": "insert", "session": "s3", "table": "APP.CUSTOMERS", "values": {"ID": 3, "NAME": "after", "TAGS": "t"}},
+      {"event": "commit", "session": "s3"}
+    ]}"#;
+    // mined after the ALTER: the CUSTOMERS rows before it come back generic (STATUS 2)
+    let source = Scenario::from_json(json).unwrap().play().unwrap();
+    for mode in [DecodeErrorMode::Fail, DecodeErrorMode::Dlq] {
+        let spill = tempfile::tempdir().unwrap();
+        let clock = ManualClock::default();
+        let mut s = settings(&spill);
+        s.on_decode_error = mode;
+        s.start_scn = Some(oldest_scn(source.database()));
+        let db = source.database().clone();
+        let mut engine = CaptureEngine::open(
+            cdc_logminer::sim::SimSource::new(db),
+            s,
+            None,
+            Box::new(clock.clone()),
+        )
+        .unwrap();
+        let mut records = Vec::new();
+        run_until_quiet(&mut engine, &clock, &mut records, 3).unwrap();
+        // the rows were mined and could not be decoded (the insert and update of the savepoint,
+        // the rolled-back insert), and none of them counted
+        assert_eq!(engine.metrics().decode_failures, 3, "{mode:?}");
+        assert!(dlq_records(&records).is_empty(), "{mode:?}");
+        assert_eq!(
+            delivered_ids(&records),
+            [
+                ("ORDERS".to_owned(), "5".to_owned()),
+                ("CUSTOMERS".to_owned(), "3".to_owned())
+            ],
+            "{mode:?}"
+        );
+    }
+}
+
+/// A restart mines again the transactions committed after its resume point (a transaction
+/// still open there holds it back), and skips those acknowledged. After a DDL, LogMiner returns
+/// their older rows generic: that cannot stop the restart, since nothing of them is published.
+#[test]
+fn a_restart_passes_over_acknowledged_rows_a_ddl_made_undecodable() {
+    let json = r#"{"name": "restart-after-alter", "database": {"seed": 23}, "events": [
+      {"event": "begin", "session": "s1", "private_strand": false},
+      {"event": "insert", "session": "s1", "table": "APP.ORDERS", "values": {"ID": 5, "STATUS": "open long"}},
+      {"event": "insert", "session": "s2", "table": "APP.CUSTOMERS", "values": {"ID": 10, "NAME": "published"}},
+      {"event": "commit", "session": "s2"},
+      {"event": "tick", "millis": 10}, {"event": "tick", "millis": 10}, {"event": "tick", "millis": 10},
+      {"event": "tick", "millis": 10}, {"event": "tick", "millis": 10}, {"event": "tick", "millis": 10},
+      {"event": "tick", "millis": 10}, {"event": "tick", "millis": 10}, {"event": "tick", "millis": 10},
+      {"event": "add_column", "table": "APP.CUSTOMERS", "column": {"name": "TAGS", "type": "VARCHAR2(30)"}},
+      {"event": "insert", "session": "s3", "table": "APP.CUSTOMERS", "values": {"ID": 11, "NAME": "after", "TAGS": "t"}},
+      {"event": "commit", "session": "s3"},
+      {"event": "commit", "session": "s1"}
+    ]}"#;
+    let spill = tempfile::tempdir().unwrap();
+    let clock = ManualClock::default();
+    let source = Scenario::from_json(json).unwrap().into_source(1).unwrap();
+    let mut engine =
+        CaptureEngine::open(source, settings(&spill), None, Box::new(clock.clone())).unwrap();
+    // step until CUSTOMERS 10 is published, decoded before the ALTER
+    let mut first = Vec::new();
+    let published = loop {
+        engine.step(&mut first).unwrap();
+        clock.advance(Duration::from_millis(250));
+        if let Some(k) = first
+            .iter()
+            .position(|r| matches!(&r.kind, RecordKind::Change(c) if c.event.change.table.table == "CUSTOMERS"))
+        {
+            break k;
+        }
+    };
+    assert!(
+        engine.source_mut().database().truth().ddl.is_empty(),
+        "published before the ALTER"
+    );
+    run_until_quiet(&mut engine, &clock, &mut first, 20).unwrap();
+    assert_eq!(delivered_ids(&first).len(), 3);
+    let db = engine.source_mut().database().clone();
+    let position = first[published].position.as_ref().clone();
+    // the open transaction holds the resume point before the published one
+    let published_commit = position.last_commit.unwrap();
+    assert!(position.resume.addr.unwrap() < published_commit.addr);
+
+    for mode in [DecodeErrorMode::Fail, DecodeErrorMode::Dlq] {
+        let mut s = settings(&spill);
+        s.on_decode_error = mode;
+        let mut engine = CaptureEngine::open(
+            cdc_logminer::sim::SimSource::new(db.clone()),
+            s,
+            Some(position.clone()),
+            Box::new(clock.clone()),
+        )
+        .unwrap();
+        let mut records = Vec::new();
+        run_until_quiet(&mut engine, &clock, &mut records, 3).unwrap();
+        assert_eq!(engine.metrics().decode_failures, 1, "{mode:?}: mined again");
+        assert_eq!(engine.metrics().transactions_skipped, 0, "{mode:?}");
+        assert!(dlq_records(&records).is_empty(), "{mode:?}");
+        assert_eq!(
+            delivered_ids(&records),
+            [
+                ("CUSTOMERS".to_owned(), "11".to_owned()),
+                ("ORDERS".to_owned(), "5".to_owned())
+            ],
+            "{mode:?}"
+        );
+    }
+}
+
+/// With `dlq`, a committed transaction's undecodable rows go to the DLQ just before its
+/// changes, carrying its commit with no change acknowledged: a restart from there sends the
+/// changes and not the DLQ records again; one from before sends both.
+#[test]
+fn dlq_records_of_a_transaction_are_sent_once_across_a_restart() {
+    let json = r#"{"name": "dlq-once", "database": {"seed": 24}, "events": [
+      {"event": "insert", "session": "s1", "table": "APP.ORDERS", "values": {"ID": 5, "STATUS": "first"}},
+      {"event": "insert", "session": "s1", "table": "APP.CUSTOMERS", "values": {"ID": 1, "NAME": "undecodable"}},
+      {"event": "insert", "session": "s1", "table": "APP.ORDERS", "values": {"ID": 6, "STATUS": "second"}},
+      {"event": "commit", "session": "s1"},
+      {"event": "add_column", "table": "APP.CUSTOMERS", "column": {"name": "TAGS", "type": "VARCHAR2(30)"}}
+    ]}"#;
+    let source = Scenario::from_json(json).unwrap().play().unwrap();
+    let db = source.database().clone();
+    let spill = tempfile::tempdir().unwrap();
+    let clock = ManualClock::default();
+    let run = |position: Option<cdc_offset::Position>| {
+        let mut s = settings(&spill);
+        s.on_decode_error = DecodeErrorMode::Dlq;
+        s.start_scn = Some(oldest_scn(&db));
+        let mut engine = CaptureEngine::open(
+            cdc_logminer::sim::SimSource::new(db.clone()),
+            s,
+            position,
+            Box::new(clock.clone()),
+        )
+        .unwrap();
+        let mut records = Vec::new();
+        run_until_quiet(&mut engine, &clock, &mut records, 3).unwrap();
+        records
+    };
+    let orders = [
+        ("ORDERS".to_owned(), "5".to_owned()),
+        ("ORDERS".to_owned(), "6".to_owned()),
+    ];
+    let first = run(None);
+    assert_eq!(dlq_records(&first).len(), 1);
+    assert_eq!(delivered_ids(&first), orders);
+    let at_dlq = first
+        .iter()
+        .position(|r| matches!(r.kind, RecordKind::Dlq(_)))
+        .unwrap();
+    let first_change = first
+        .iter()
+        .position(|r| matches!(r.kind, RecordKind::Change(_)))
+        .unwrap();
+    assert!(
+        at_dlq < first_change,
+        "the DLQ record comes before the changes"
+    );
+    let RecordKind::Change(change) = &first[first_change].kind else {
+        unreachable!()
+    };
+    let marker = first[at_dlq].position.last_commit.unwrap();
+    assert_eq!(
+        (marker.addr, marker.event_index),
+        (change.commit.commit_addr, 0)
+    );
+    assert!(
+        matches!(&first[at_dlq + 1].kind, RecordKind::Ops(e) if e.event_type == "decode-error-dlq")
+    );
+
+    // after the DLQ record and its ops event: the changes, no DLQ record
+    for k in [at_dlq, at_dlq + 1] {
+        let again = run(Some(first[k].position.as_ref().clone()));
+        assert!(dlq_records(&again).is_empty(), "restart after record {k}");
+        assert_eq!(delivered_ids(&again), orders, "restart after record {k}");
+    }
+    // before it: both
+    let again = run(Some(first[at_dlq - 1].position.as_ref().clone()));
+    assert_eq!(dlq_records(&again).len(), 1);
+    assert_eq!(delivered_ids(&again), orders);
+    // after the first change: the second, and the DLQ record again (the earlier run might
+    // have decoded that row, so it is not taken as sent)
+    let again = run(Some(first[first_change].position.as_ref().clone()));
+    assert_eq!(dlq_records(&again).len(), 1);
+    assert_eq!(delivered_ids(&again), orders[1..]);
+}

@@ -180,7 +180,9 @@ impl JournalRule {
 pub enum SkipDecision {
     /// All its records were acknowledged before (or it is below the first start's floor).
     SkipWhole,
-    /// It is the last acknowledged commit: its first `n` records were acknowledged.
+    /// It is the last acknowledged commit: its first `n` changes were acknowledged, and the
+    /// records the engine sends before its changes (the DLQ records of its rows that could
+    /// not be decoded), even with `n` = 0.
     SkipFirst(u64),
     /// It comes after everything acknowledged.
     EmitAll,
@@ -229,7 +231,7 @@ impl SkipRule {
         match self.last_commit {
             None => SkipDecision::EmitAll,
             Some((last, _)) if commit_addr < last => SkipDecision::SkipWhole,
-            Some((last, acknowledged)) if commit_addr == last && acknowledged > 0 => {
+            Some((last, acknowledged)) if commit_addr == last => {
                 SkipDecision::SkipFirst(acknowledged)
             }
             Some(_) => SkipDecision::EmitAll,
@@ -383,8 +385,9 @@ mod tests {
             (Some((10, 2)), None, (11, 5), EmitAll),
             // an earlier commit with a newer SCN is skipped
             (Some((10, 2)), None, (9, 500), SkipWhole),
-            // event_index 0 skips nothing of the commit itself
-            (Some((10, 0)), None, (10, 100), EmitAll),
+            // event_index 0 skips none of the commit's changes; the records the engine sends
+            // before them (a DLQ record) were acknowledged
+            (Some((10, 0)), None, (10, 100), SkipFirst(0)),
             // the first-start floor: commits below it are skipped whole
             (None, Some(50), (11, 49), SkipWhole),
             (None, Some(50), (11, 50), EmitAll),

@@ -22,6 +22,7 @@
 //! The cursor between steps is the redo address of the last applied row (invariant 2). The
 //! engine writes nothing to the database.
 
+mod failures;
 mod inventory;
 mod published;
 mod recovery;
@@ -53,6 +54,7 @@ use cdc_core::{
 use cdc_offset::rules::{RecordPlace, RedoMark, record_resume, resume_candidate};
 use cdc_offset::{DbIdentity, LastCommit, Position, ResumePoint, SkipDecision, SkipRule};
 
+use self::failures::{AtCommit, HeldFailure, HeldFailures};
 use crate::decode::{
     ColumnFilter, DdlInfo, DdlKind, DecodeError, DecodeOptions, DecodePool, DecodeTable, Decoded,
     RowIds, classify_ddl, decode_rows_with, join_continuations, restore_row_id,
@@ -572,6 +574,8 @@ pub struct CaptureEngine<S: RedoSource> {
     /// INSERTs of rows with LOB locators (ROW_ID `AAAAAAAAAAAAAAAAAA`), held until their
     /// transaction's next data row: the locator UPDATE of the same row merges into them.
     held_lob_inserts: foldhash::HashMap<ConXid, ChangeEvent>,
+    /// Rows of open transactions that could not be decoded, acted on at their COMMIT.
+    held_failures: HeldFailures,
     last_record_ms: u64,
     orphans: OrphanDetector,
     backoff: Backoff,
@@ -655,6 +659,7 @@ impl<S: RedoSource> CaptureEngine<S> {
             position: Arc::new(position),
             start_scns: foldhash::HashMap::default(),
             held_lob_inserts: foldhash::HashMap::default(),
+            held_failures: HeldFailures::default(),
             last_record_ms: now,
             remines: 0,
             metrics: EngineMetrics::default(),
@@ -1127,6 +1132,8 @@ impl<S: RedoSource> CaptureEngine<S> {
                 if self.buffer.rollback(key)? {
                     self.metrics.rolled_back_transactions += 1;
                 }
+                // its undecodable rows were never changes of the database
+                let _ = self.held_failures.take(key);
                 Ok(0)
             }
             Operation::Commit => {
@@ -1150,6 +1157,9 @@ impl<S: RedoSource> CaptureEngine<S> {
                     .into());
                 };
                 let addr = self.row_addr(row)?;
+                if self.held_failures.undo(key, &row_id) {
+                    return Ok(0);
+                }
                 self.buffer.undo(
                     key,
                     UndoRecord {
@@ -1221,7 +1231,7 @@ impl<S: RedoSource> CaptureEngine<S> {
                         row.info.as_deref().unwrap_or("")
                     ),
                 );
-                self.dlq_or_stop(row, key, "unsupported-row", error, sink)
+                self.row_failed(row, key, "unsupported-row", error, sink)
             }
             // LOB and XML rows are not assembled yet (cdc.lob.mode=skip); INTERNAL and the
             // rest carry nothing to publish.
@@ -1264,10 +1274,13 @@ impl<S: RedoSource> CaptureEngine<S> {
         sink: &mut dyn RecordSink,
     ) -> Result<u64, EngineError> {
         self.metrics.decode_failures += 1;
-        self.dlq_or_stop(row, key, "decode-error", error.into(), sink)
+        self.row_failed(row, key, "decode-error", error.into(), sink)
     }
 
-    fn dlq_or_stop(
+    /// A row of a captured table that cannot be turned into a change: held with its
+    /// transaction, which pins the restart position from it on, and acted on at its COMMIT
+    /// (see `failures`).
+    fn row_failed(
         &mut self,
         row: &MinedRow,
         key: ConXid,
@@ -1275,9 +1288,38 @@ impl<S: RedoSource> CaptureEngine<S> {
         error: CdcError,
         sink: &mut dyn RecordSink,
     ) -> Result<u64, EngineError> {
-        if self.settings.on_decode_error == DecodeErrorMode::Fail {
-            return Err(error.into());
+        let addr = self.row_addr(row)?;
+        let dlq = (self.settings.on_decode_error == DecodeErrorMode::Dlq)
+            .then(|| self.dead_letter(row, key, kind, &error));
+        let failure = HeldFailure {
+            row_id: row.row_id.clone(),
+            error,
+            dlq,
+        };
+        if self.held_failures.is_full() {
+            tracing::warn!(
+                xid = %key, scn = %row.scn, rs_id = %row.rs_id,
+                "too many undecodable rows held: acted on at once, before their transaction ends"
+            );
+            return self.act_at_once(failure, sink);
         }
+        tracing::warn!(
+            xid = %key, scn = %row.scn, rs_id = %row.rs_id, error = %failure.error,
+            "a row could not be decoded: acted on if its transaction commits"
+        );
+        self.buffer.pin_change(key, row.scn, addr)?;
+        self.held_failures.hold(key, failure);
+        Ok(0)
+    }
+
+    /// The DLQ record of a row that cannot be decoded, and its ops event.
+    fn dead_letter(
+        &self,
+        row: &MinedRow,
+        key: ConXid,
+        kind: &'static str,
+        error: &CdcError,
+    ) -> (DlqRecord, OpsEvent) {
         let table = self.captured_table(row);
         let may_exclude = table
             .as_ref()
@@ -1315,11 +1357,32 @@ impl<S: RedoSource> CaptureEngine<S> {
             },
             details,
         };
+        (dlq, ops)
+    }
+
+    /// A failure acted on as its row is applied: stops (`cdc.on.decode.error=fail`), or sends
+    /// its DLQ record and ops event between transactions.
+    fn act_at_once(
+        &mut self,
+        failure: HeldFailure,
+        sink: &mut dyn RecordSink,
+    ) -> Result<u64, EngineError> {
+        let Some((dlq, ops)) = failure.dlq else {
+            return Err(failure.error.into());
+        };
         self.emit_between(sink, RecordKind::Dlq(dlq))?;
         self.metrics.dlq_records += 1;
         self.emit_between(sink, RecordKind::Ops(ops))?;
         self.metrics.ops_events += 1;
         Ok(2)
+    }
+
+    /// The first acknowledged commit ends the first-start rule; from there on the skip rule
+    /// only needs the last commit, which every later record carries.
+    fn end_first_start(&mut self) {
+        if self.first_start.take().is_some() {
+            self.start_scns = foldhash::HashMap::default();
+        }
     }
 
     fn commit(
@@ -1336,11 +1399,55 @@ impl<S: RedoSource> CaptureEngine<S> {
         // keeps ordered
         let (other_holds, own_hold) = self.buffer.commit_holds(key);
         let other_holds = other_holds.map(|(scn, addr)| RedoMark::new(addr, scn));
-        let own_hold = own_hold.map(|(scn, addr)| RedoMark::new(addr, scn));
+        let own_hold = own_hold
+            .map(|(scn, addr)| RedoMark::new(addr, scn))
+            .unwrap_or(mined_to);
+        let failures = self.held_failures.take(key);
         let Some(mut stream) = self.buffer.commit(key)? else {
+            // rows that failed pin their transaction, so it has an entry
+            debug_assert!(failures.is_empty());
             return Ok(0);
         };
         let event_count = stream.event_count();
+        let mut side = 0;
+        if !failures.is_empty() {
+            let mode = self.settings.on_decode_error;
+            match failures::at_commit(mode, decision, event_count, failures.len() as u64) {
+                AtCommit::Pass => {}
+                AtCommit::Stop => {
+                    if let Some(first) = failures.into_iter().next() {
+                        drop(stream);
+                        return Err(first.error.into());
+                    }
+                }
+                AtCommit::Send { acknowledged } => {
+                    let resume =
+                        record_resume(mined_to, other_holds, own_hold, RecordPlace::BeforeLast);
+                    Arc::make_mut(&mut self.position).set_record(
+                        resume,
+                        LastCommit {
+                            scn: row.scn,
+                            xid: key,
+                            thread: row.thread,
+                            addr: commit_addr,
+                            event_index: acknowledged,
+                        },
+                    );
+                    for (dlq, ops) in failures.into_iter().filter_map(|f| f.dlq) {
+                        for kind in [RecordKind::Dlq(dlq), RecordKind::Ops(ops)] {
+                            sink.accept(EngineRecord {
+                                kind,
+                                position: Arc::clone(&self.position),
+                            })?;
+                            side += 1;
+                        }
+                        self.metrics.dlq_records += 1;
+                        self.metrics.ops_events += 1;
+                    }
+                    self.metrics.records += side;
+                }
+            }
+        }
         if event_count == 0 || decision == SkipDecision::SkipWhole {
             if decision == SkipDecision::SkipWhole && event_count > 0 {
                 self.metrics.transactions_skipped += 1;
@@ -1348,8 +1455,14 @@ impl<S: RedoSource> CaptureEngine<S> {
             // drain so a spilled file is read to its end and checked, then deleted
             while stream.next_change()?.is_some() {}
             stream.finish()?;
-            return Ok(0);
+            if side > 0 {
+                self.end_first_start();
+                self.skip = self.position.skip_rule();
+                self.last_record_ms = self.clock.now_ms();
+            }
+            return Ok(side);
         }
+        let mut emitted = 0;
         let first_scn = stream.first_scn();
         let data_bytes = stream.data_bytes();
         let (pdb, username) = stream
@@ -1367,8 +1480,6 @@ impl<S: RedoSource> CaptureEngine<S> {
             event_count,
             data_bytes,
         });
-        let own_hold = own_hold.unwrap_or(mined_to);
-        let mut emitted = 0;
         let mut index = 0u64;
         self.table_orders.start();
         while let Some(event) = stream.next_change()? {
@@ -1410,16 +1521,12 @@ impl<S: RedoSource> CaptureEngine<S> {
             emitted += 1;
         }
         stream.finish()?;
-        // the first acknowledged commit ends the first-start rule; from here on the skip
-        // rule only needs the last commit, which every later record carries
-        if self.first_start.take().is_some() {
-            self.start_scns = foldhash::HashMap::default();
-        }
+        self.end_first_start();
         self.skip = self.position.skip_rule();
         self.metrics.transactions_committed += 1;
         self.metrics.records += emitted;
         self.last_record_ms = self.clock.now_ms();
-        Ok(emitted)
+        Ok(side + emitted)
     }
 
     fn apply_ddl(&mut self, row: &MinedRow, info: &DdlInfo) -> Result<(), CdcError> {
@@ -1618,8 +1725,17 @@ impl<S: RedoSource> CaptureEngine<S> {
         self.buffer.set_clock_ms(now);
         let mut records = 0;
         let discards = check_age(self.settings.age, now, self.txn_facts())?;
-        for discard in discards {
+        for mut discard in discards {
             self.held_lob_inserts.remove(&discard.key);
+            // the discard is the trace of everything the transaction held, rows that could
+            // not be decoded included
+            let undecodable = self.held_failures.take(discard.key).len();
+            if undecodable > 0 {
+                discard
+                    .ops_event
+                    .details
+                    .insert("undecodable_rows".to_owned(), undecodable.to_string());
+            }
             self.buffer.release(discard.key)?;
             Arc::make_mut(&mut self.position).released_xids = self.buffer.ledger().clone();
             let dlq = DlqRecord {
@@ -1654,8 +1770,15 @@ impl<S: RedoSource> CaptureEngine<S> {
             let mined_to = self.cursor.mined_to.map(|m| m.scn).unwrap_or(Scn::ZERO);
             let facts = self.txn_facts();
             let check = self.orphans.check(now, mined_to, &snapshot, facts)?;
-            for release in check.releases {
+            for mut release in check.releases {
                 self.held_lob_inserts.remove(&release.key);
+                let undecodable = self.held_failures.take(release.key).len();
+                if undecodable > 0 {
+                    release
+                        .ops_event
+                        .details
+                        .insert("undecodable_rows".to_owned(), undecodable.to_string());
+                }
                 self.buffer.release(release.key)?;
                 Arc::make_mut(&mut self.position).released_xids = self.buffer.ledger().clone();
                 self.emit_between(sink, RecordKind::Ops(release.ops_event))?;
