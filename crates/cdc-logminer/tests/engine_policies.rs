@@ -893,19 +893,26 @@ fn delivered_ids(records: &[EngineRecord]) -> Vec<(String, String)> {
 #[test]
 fn undecodable_rows_that_are_rolled_back_neither_stop_nor_reach_the_dlq() {
     let json = r#"{"name": "rolled-back", "database": {"seed": 22}, "events": [
+      {"event": "create_table", "table": {"owner": "APP", "name": "FLAGS",
+        "columns": [{"name": "ID", "type": "NUMBER(9)"}, {"name": "OK", "type": "BOOLEAN"}],
+        "primary_key": ["ID"]}},
       {"event": "insert", "session": "s1", "table": "APP.CUSTOMERS", "values": {"ID": 1, "NAME": "rolled back"}},
       {"event": "rollback", "session": "s1"},
+      {"event": "insert", "session": "s4", "table": "APP.FLAGS", "values": {"ID": 1, "OK": true}},
+      {"event": "rollback", "session": "s4"},
       {"event": "insert", "session": "s2", "table": "APP.ORDERS", "values": {"ID": 5, "STATUS": "kept"}},
       {"event": "savepoint", "session": "s2", "name": "a"},
       {"event": "insert", "session": "s2", "table": "APP.CUSTOMERS", "values": {"ID": 2, "NAME": "undone"}},
       {"event": "update", "session": "s2", "table": "APP.CUSTOMERS", "where": {"ID": 2}, "set": {"NAME": "undone too"}},
+      {"event": "insert", "session": "s2", "table": "APP.FLAGS", "values": {"ID": 2, "OK": false}},
       {"event": "rollback_to", "session": "s2", "name": "a"},
       {"event": "commit", "session": "s2"},
       {"event": "add_column", "table": "APP.CUSTOMERS", "column": {"name": "TAGS", "type": "VARCHAR2(30)"}},
       {"event": "insert", "session": "s3", "table": "APP.CUSTOMERS", "values": {"ID": 3, "NAME": "after", "TAGS": "t"}},
       {"event": "commit", "session": "s3"}
     ]}"#;
-    // mined after the ALTER: the CUSTOMERS rows before it come back generic (STATUS 2)
+    // mined after the ALTER: the CUSTOMERS rows before it come back generic (STATUS 2); the
+    // FLAGS rows come back UNSUPPORTED (a BOOLEAN column)
     let source = Scenario::from_json(json).unwrap().play().unwrap();
     for mode in [DecodeErrorMode::Fail, DecodeErrorMode::Dlq] {
         let spill = tempfile::tempdir().unwrap();
@@ -1016,12 +1023,15 @@ fn a_restart_passes_over_acknowledged_rows_a_ddl_made_undecodable() {
 /// changes and not the DLQ records again; one from before sends both.
 #[test]
 fn dlq_records_of_a_transaction_are_sent_once_across_a_restart() {
+    // FLAGS has a BOOLEAN column: LogMiner gives its rows as UNSUPPORTED
     let json = r#"{"name": "dlq-once", "database": {"seed": 24}, "events": [
+      {"event": "create_table", "table": {"owner": "APP", "name": "FLAGS",
+        "columns": [{"name": "ID", "type": "NUMBER(9)"}, {"name": "OK", "type": "BOOLEAN"}],
+        "primary_key": ["ID"]}},
       {"event": "insert", "session": "s1", "table": "APP.ORDERS", "values": {"ID": 5, "STATUS": "first"}},
-      {"event": "insert", "session": "s1", "table": "APP.CUSTOMERS", "values": {"ID": 1, "NAME": "undecodable"}},
+      {"event": "insert", "session": "s1", "table": "APP.FLAGS", "values": {"ID": 1, "OK": true}},
       {"event": "insert", "session": "s1", "table": "APP.ORDERS", "values": {"ID": 6, "STATUS": "second"}},
-      {"event": "commit", "session": "s1"},
-      {"event": "add_column", "table": "APP.CUSTOMERS", "column": {"name": "TAGS", "type": "VARCHAR2(30)"}}
+      {"event": "commit", "session": "s1"}
     ]}"#;
     let source = Scenario::from_json(json).unwrap().play().unwrap();
     let db = source.database().clone();
@@ -1069,8 +1079,9 @@ fn dlq_records_of_a_transaction_are_sent_once_across_a_restart() {
         (marker.addr, marker.event_index),
         (change.commit.commit_addr, 0)
     );
+    assert_eq!(dlq_records(&first)[0].kind, "unsupported-row");
     assert!(
-        matches!(&first[at_dlq + 1].kind, RecordKind::Ops(e) if e.event_type == "decode-error-dlq")
+        matches!(&first[at_dlq + 1].kind, RecordKind::Ops(e) if e.event_type == "unsupported-row")
     );
 
     // after the DLQ record and its ops event: the changes, no DLQ record

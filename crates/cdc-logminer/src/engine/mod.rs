@@ -1214,6 +1214,15 @@ impl<S: RedoSource> CaptureEngine<S> {
                 }
                 self.emit_pending(sink)
             }
+            // the undo of a change LogMiner could not give takes back its failure
+            Operation::Unsupported if row.rollback => {
+                if let Some(row_id) = &row.row_id
+                    && !self.held_failures.undo(key, row_id)
+                {
+                    tracing::debug!(xid = %key, scn = %row.scn, "UNSUPPORTED undo row matched no held row");
+                }
+                Ok(0)
+            }
             Operation::Unsupported => {
                 let table = self.captured_table(row);
                 if table.is_none() || !self.keeps_row(key, row.scn) {
