@@ -1312,10 +1312,13 @@ impl<S: RedoSource> CaptureEngine<S> {
             );
             return self.act_at_once(failure, sink);
         }
-        tracing::warn!(
-            xid = %key, scn = %row.scn, rs_id = %row.rs_id, error = %failure.error,
-            "a row could not be decoded: acted on if its transaction commits"
-        );
+        if failure.dlq.is_none() {
+            // the stop may come long after: say at once what it will be
+            tracing::warn!(
+                xid = %key, scn = %row.scn, rs_id = %row.rs_id, error = %failure.error,
+                "a row could not be decoded: the task stops if its transaction commits"
+            );
+        }
         self.buffer.pin_change(key, row.scn, addr)?;
         self.held_failures.hold(key, failure);
         Ok(0)
