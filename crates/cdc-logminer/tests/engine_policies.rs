@@ -1100,3 +1100,73 @@ fn dlq_records_of_a_transaction_are_sent_once_across_a_restart() {
     assert_eq!(dlq_records(&again).len(), 1);
     assert_eq!(delivered_ids(&again), orders[1..]);
 }
+
+/// Past `held_failures_max` rows held, a failure is acted on as its row is applied: with
+/// `dlq` its DLQ record goes out at once, between transactions; with `fail` the task stops.
+#[test]
+fn past_the_bound_a_failure_is_acted_on_at_once() {
+    let json = r#"{"name": "held-bound", "database": {"seed": 25}, "events": [
+      {"event": "create_table", "table": {"owner": "APP", "name": "FLAGS",
+        "columns": [{"name": "ID", "type": "NUMBER(9)"}, {"name": "OK", "type": "BOOLEAN"}],
+        "primary_key": ["ID"]}},
+      {"event": "insert", "session": "s1", "table": "APP.FLAGS", "values": {"ID": 1, "OK": true}},
+      {"event": "insert", "session": "s1", "table": "APP.FLAGS", "values": {"ID": 2, "OK": true}},
+      {"event": "insert", "session": "s1", "table": "APP.ORDERS", "values": {"ID": 5, "STATUS": "kept"}},
+      {"event": "commit", "session": "s1"},
+      {"event": "insert", "session": "s2", "table": "APP.FLAGS", "values": {"ID": 3, "OK": true}},
+      {"event": "rollback", "session": "s2"}
+    ]}"#;
+    let source = Scenario::from_json(json).unwrap().play().unwrap();
+    let run = |mode: DecodeErrorMode| {
+        let spill = tempfile::tempdir().unwrap();
+        let clock = ManualClock::default();
+        let mut s = settings(&spill);
+        s.on_decode_error = mode;
+        s.held_failures_max = 1;
+        s.start_scn = Some(oldest_scn(source.database()));
+        let mut engine = CaptureEngine::open(
+            cdc_logminer::sim::SimSource::new(source.database().clone()),
+            s,
+            None,
+            Box::new(clock.clone()),
+        )
+        .unwrap();
+        let mut records = Vec::new();
+        let result = run_until_quiet(&mut engine, &clock, &mut records, 3);
+        (result, records)
+    };
+
+    let (result, records) = run(DecodeErrorMode::Dlq);
+    result.unwrap();
+    let dlq = dlq_records(&records);
+    assert_eq!(dlq.len(), 2, "{dlq:?}");
+    assert_eq!(dlq[0].xid, dlq[1].xid);
+    // the second row's record went out at once, before the first (held to the commit)
+    assert!(dlq[0].scn > dlq[1].scn);
+    let commit = records
+        .iter()
+        .find_map(|r| match &r.kind {
+            RecordKind::Change(c) => Some(c.commit.commit_addr),
+            _ => None,
+        })
+        .unwrap();
+    let carried: Vec<_> = records
+        .iter()
+        .filter(|r| matches!(r.kind, RecordKind::Dlq(_)))
+        .map(|r| r.position.last_commit.map(|c| c.addr))
+        .collect();
+    assert_ne!(carried[0], Some(commit), "sent between transactions");
+    assert_eq!(carried[1], Some(commit), "sent with its commit");
+    assert_eq!(
+        delivered_ids(&records),
+        [("ORDERS".to_owned(), "5".to_owned())]
+    );
+
+    let (result, records) = run(DecodeErrorMode::Fail);
+    assert_eq!(
+        result.unwrap_err().cdc().unwrap().code(),
+        CdcCode::Decode,
+        "the second row stops the task"
+    );
+    assert!(delivered_ids(&records).is_empty());
+}

@@ -12,8 +12,8 @@ use cdc_core::{CdcError, ConXid};
 
 use super::{DlqRecord, OpsEvent};
 
-/// At most this many failures are held at once (about 1 KiB each with `dlq`). Past it, a
-/// failure is acted on as its row is applied, as if its transaction had committed.
+/// By default at most this many failures are held at once (about 1 KiB each with `dlq`).
+/// Past it, a failure is acted on as its row is applied, as if its transaction had committed.
 pub(super) const HELD_FAILURES_MAX: usize = 16_384;
 
 /// What a committing transaction's failures come to.
@@ -71,15 +71,24 @@ pub(super) struct HeldFailure {
 }
 
 /// The failures of the open transactions, in redo order within each.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(super) struct HeldFailures {
     by_txn: foldhash::HashMap<ConXid, Vec<HeldFailure>>,
     count: usize,
+    max: usize,
 }
 
 impl HeldFailures {
+    pub fn with_max(max: usize) -> HeldFailures {
+        HeldFailures {
+            by_txn: foldhash::HashMap::default(),
+            count: 0,
+            max,
+        }
+    }
+
     pub fn is_full(&self) -> bool {
-        self.count >= HELD_FAILURES_MAX
+        self.count >= self.max
     }
 
     pub fn hold(&mut self, key: ConXid, failure: HeldFailure) {
@@ -164,7 +173,7 @@ mod tests {
 
     #[test]
     fn an_undo_takes_back_the_latest_failure_of_its_row() {
-        let mut held = HeldFailures::default();
+        let mut held = HeldFailures::with_max(HELD_FAILURES_MAX);
         held.hold(key(1), failure("AAA", "first"));
         held.hold(key(1), failure("BBB", "second"));
         held.hold(key(1), failure("AAA", "third"));
@@ -187,7 +196,7 @@ mod tests {
 
     #[test]
     fn a_rollback_with_the_unknown_sequence_finds_its_transaction() {
-        let mut held = HeldFailures::default();
+        let mut held = HeldFailures::with_max(HELD_FAILURES_MAX);
         held.hold(key(1), failure("AAA", "x"));
         held.hold(key(1), failure("BBB", "y"));
         let unknown = ConXid::new(ConId(0), Xid::new(1, 1, u32::MAX));
@@ -237,7 +246,7 @@ mod tests {
 
     #[test]
     fn the_bound_counts_every_transaction() {
-        let mut held = HeldFailures::default();
+        let mut held = HeldFailures::with_max(HELD_FAILURES_MAX);
         for i in 0..HELD_FAILURES_MAX {
             assert!(!held.is_full());
             held.hold(key(u16::try_from(i % 3).unwrap()), failure("R", "x"));

@@ -109,6 +109,10 @@ pub struct EngineSettings {
     pub pdbs: Vec<String>,
     pub buffer: BufferSettings,
     pub log_sensitive_data: bool,
+    /// How many rows that could not be decoded are held at once until their transactions end
+    /// (default 16 384, about 16 MiB with `dlq`); past it, a failure is acted on as its row is
+    /// applied. Not a connector setting.
+    pub held_failures_max: usize,
     /// How long [`CaptureEngine::run`] waits after a step that found nothing.
     pub idle_wait: Duration,
     /// `cdc.tables.include` minus `cdc.tables.exclude`, over `[PDB.]OWNER.TABLE`.
@@ -162,6 +166,7 @@ impl EngineSettings {
             pdbs: Vec::new(),
             buffer: BufferSettings::new(connector_name),
             log_sensitive_data: false,
+            held_failures_max: failures::HELD_FAILURES_MAX,
             idle_wait: Duration::from_millis(200),
             table_filter: Arc::new(tables),
             column_filter: Arc::new(|_, _| false),
@@ -220,6 +225,7 @@ impl EngineSettings {
             pdbs: config.database.pdbs.clone(),
             buffer,
             log_sensitive_data: config.retry.log_sensitive_data,
+            held_failures_max: failures::HELD_FAILURES_MAX,
             idle_wait: Duration::from_millis(200),
             table_filter: Arc::new(move |t: &TableId| {
                 tables.is_table_included(t.pdb.as_deref(), &t.owner, &t.table)
@@ -618,6 +624,7 @@ impl<S: RedoSource> CaptureEngine<S> {
         })?;
         let now = clock.now_ms();
         let restarting = position.is_some();
+        let held_failures = HeldFailures::with_max(settings.held_failures_max);
         let position = match position {
             Some(stored) => {
                 stored.check_identity(identity).map_err(CdcError::from)?;
@@ -659,7 +666,7 @@ impl<S: RedoSource> CaptureEngine<S> {
             position: Arc::new(position),
             start_scns: foldhash::HashMap::default(),
             held_lob_inserts: foldhash::HashMap::default(),
-            held_failures: HeldFailures::default(),
+            held_failures,
             last_record_ms: now,
             remines: 0,
             metrics: EngineMetrics::default(),
