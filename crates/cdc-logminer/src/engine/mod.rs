@@ -1239,10 +1239,10 @@ impl<S: RedoSource> CaptureEngine<S> {
                     CdcCode::Decode,
                     format!(
                         "LogMiner cannot give the data of a change to {} (UNSUPPORTED row, \
-                         transaction {key}, SCN {}, {}, STATUS {}, INFO {:?})",
+                         transaction {key}, SCN {}, RS_ID {}, STATUS {}, INFO {:?})",
                         table.as_ref().map(|t| t.to_string()).unwrap_or_default(),
                         row.scn,
-                        row.rs_id,
+                        row.rs_id.to_string().trim(),
                         row.status,
                         row.info.as_deref().unwrap_or("")
                     ),
