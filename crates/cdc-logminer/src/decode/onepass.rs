@@ -46,9 +46,7 @@ pub(super) struct Images<'a> {
 }
 
 thread_local! {
-    /// The columns of an insert's column list (`None`: excluded) and the SET image of an
-    /// update: kept between rows so that neither is allocated per row.
-    static SLOTS: Cell<Vec<Option<usize>>> = const { Cell::new(Vec::new()) };
+    /// The SET image of an update: kept between rows so that it is not allocated per row.
     static SET: Cell<Vec<ColumnValue>> = const { Cell::new(Vec::new()) };
 }
 
@@ -76,10 +74,7 @@ pub(super) fn decode<'a>(sql: &'a str, op: ChangeOp, table: &DecodeTable) -> Opt
         ChangeOp::Insert => {
             r.word(b"insert into ")?;
             r.table_name()?;
-            let mut slots = SLOTS.take();
-            let after = r.insert_body(&mut slots);
-            put_back(&SLOTS, slots);
-            let after = after?;
+            let after = r.insert_body()?;
             r.end()?;
             Some(Images {
                 before: None,
@@ -170,7 +165,7 @@ impl Image {
     }
 }
 
-impl<'a> Reader<'a, '_> {
+impl<'a, 't> Reader<'a, 't> {
     #[inline]
     fn rest(&self) -> &'a [u8] {
         self.s.as_bytes().get(self.pos..).unwrap_or(&[])
@@ -290,31 +285,34 @@ impl<'a> Reader<'a, '_> {
     }
 
     /// `("A","B") values (v,v)` after the table name: the after image.
-    fn insert_body(&mut self, slots: &mut Vec<Option<usize>>) -> Option<Vec<ColumnValue>> {
-        slots.clear();
-        // the column list resolves into `slots` before any value is read; the image is
-        // allocated once its size is known
-        let mut image = Image::new(Vec::new());
+    fn insert_body(&mut self) -> Option<Vec<ColumnValue>> {
         let known = self.table.insert_columns();
-        match known.get() {
+        let resolved;
+        let slots: &[Option<usize>] = match known.get() {
             // the same text resolves to the same columns: each name's column is a function of
-            // the name and of the hint the names before it left
+            // the name and of the hint the names before it left. They are read where they lie,
+            // in the table.
             Some(list) if self.rest().starts_with(list.text.as_bytes()) => {
                 self.pos += list.text.len();
-                slots.extend_from_slice(&list.columns);
+                &list.columns
             }
+            // another list (or the first): resolved name by name before any value is read
             _ => {
+                let mut slots = Vec::new();
                 let start = self.pos;
-                self.column_list(slots, &mut image)?;
+                self.column_list(&mut slots, &mut Image::new(Vec::new()))?;
                 if known.get().is_none() {
                     let _ = known.set(InsertColumns {
                         text: self.s.get(start..self.pos)?.into(),
                         columns: slots.as_slice().into(),
                     });
                 }
+                resolved = slots;
+                &resolved
             }
-        }
-        image.out = Vec::with_capacity(slots.len());
+        };
+        // the image is allocated once its size is known
+        let mut image = Image::new(Vec::with_capacity(slots.len()));
         for (i, &slot) in slots.iter().enumerate() {
             if i > 0 {
                 self.word(b",")?;
