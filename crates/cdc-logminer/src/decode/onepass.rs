@@ -510,7 +510,7 @@ fn typed(s: &str, at: usize, ty: &ColumnType, image: &mut Image, index: usize) -
                 | ColumnType::NClob
                     if !dated && name == "UNISTR" =>
                 {
-                    Value::Text(convert::unistr(&first).ok()?)
+                    Value::Text(convert::plain_unistr(&first)?)
                 }
                 _ => return None,
             };
@@ -607,7 +607,7 @@ fn plain_function(s: &str, at: usize, ty: &ColumnType) -> Option<(Value, usize)>
             if b.get(close) != Some(&b')') {
                 return None;
             }
-            Some((Value::Text(convert::unistr(&q).ok()?), close + 1))
+            Some((Value::Text(convert::plain_unistr(&q)?), close + 1))
         }
         ColumnType::Raw | ColumnType::LongRaw | ColumnType::Blob => {
             if !DecodeTable::starts_with(rest, b"HEXTORAW('") {
