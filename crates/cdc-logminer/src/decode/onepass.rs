@@ -239,6 +239,42 @@ impl<'a, 't> Reader<'a, 't> {
         (index <= usize::from(u16::MAX)).then_some(Some(index))
     }
 
+    /// `"NAME" = ` of any column when it comes next, compared whole with each column's (see
+    /// [`DecodeTable::item_column`]): the column, resolved as [`Reader::column`] resolves that
+    /// name when it is not the one at the hint, after the `=`. `None` (nothing read) otherwise.
+    #[inline]
+    fn named_item(&mut self, image: &mut Image) -> Option<Option<usize>> {
+        let (index, len) = self.table.item_column(self.rest())?;
+        self.pos += len;
+        if self.table.is_excluded_index(index) {
+            return Some(None);
+        }
+        image.hint = index + 1;
+        (index <= usize::from(u16::MAX)).then_some(Some(index))
+    }
+
+    /// `"NAME" IS NULL` of the column at the hint when it comes next: the column, as
+    /// [`Reader::expected_item`] gives it, after the predicate. `None` (nothing read) otherwise.
+    #[inline]
+    fn expected_null(&mut self, image: &mut Image) -> Option<Option<usize>> {
+        let index = image.hint;
+        // `"NAME" = ` without its `= `
+        let prefix = self.table.item_prefix(index)?;
+        let name = prefix.get(..prefix.len().checked_sub(2)?)?;
+        let rest = self.rest();
+        if !DecodeTable::starts_with(rest, name)
+            || !DecodeTable::starts_with(rest.get(name.len()..)?, b"IS NULL")
+        {
+            return None;
+        }
+        self.pos += name.len() + b"IS NULL".len();
+        if self.table.is_excluded_index(index) {
+            return Some(None);
+        }
+        image.hint = index + 1;
+        (index <= usize::from(u16::MAX)).then_some(Some(index))
+    }
+
     /// Reads the value of the column at `index` into `image`, or skips it (`None`: excluded).
     /// Inlined into each of its three loops: as a call, with every typed reader inlined into
     /// it, its prologue and epilogue alone cost some 15 instructions per value.
@@ -340,8 +376,11 @@ impl<'a, 't> Reader<'a, 't> {
     /// `"A" = v, "B" = v` into `image`, up to ` where` or the end.
     fn set_list(&mut self, image: &mut Image) -> Option<()> {
         loop {
+            // a SET item names any column: after the one at the hint, each column's
+            // `"NAME" = ` (where there are few), and only then the name read and looked up
             let index = match self.expected_item(image) {
                 Some(index) => index,
+                None if let Some(index) = self.named_item(image) => index,
                 None => {
                     let name = self.name()?;
                     let index = self.column(name, image)?;
@@ -379,6 +418,10 @@ impl<'a, 't> Reader<'a, 't> {
             // never the ROWID predicate)
             if let Some(index) = self.expected_item(image) {
                 self.item_value(index, image)?;
+            } else if let Some(index) = self.expected_null(image) {
+                if let Some(index) = index {
+                    image.push(index, Value::Null);
+                }
             } else if self.word(b"ROWID = ").is_some() {
                 let (text, end) = scan_quoted(self.s, self.pos)?;
                 self.pos = end;
