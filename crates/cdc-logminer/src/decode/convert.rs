@@ -340,7 +340,7 @@ fn small_decimal_of(negative: bool, value: u64, scale: i16) -> Decimal {
 /// A quoted literal at `at` (the opening quote) that [`small_decimal`] reads, read where it
 /// stands in one pass: the NUMBER it holds and the offset after its closing quote. `None` for
 /// any other literal (read then as quoted text).
-#[inline]
+#[inline(always)]
 pub(super) fn quoted_small_decimal(b: &[u8], at: usize) -> Option<(Decimal, usize)> {
     if b.get(at) != Some(&b'\'') {
         return None;
