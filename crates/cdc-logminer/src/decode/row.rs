@@ -295,7 +295,9 @@ pub(super) fn change_op(operation: Operation) -> Option<ChangeOp> {
     }
 }
 
-/// The change of a row from its images.
+/// The change of a row from its images (inlined: the change is then built where the caller
+/// returns it, not copied there).
+#[inline(always)]
 fn change(
     row: &MinedRow,
     table: &DecodeTable,
