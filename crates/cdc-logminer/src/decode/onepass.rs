@@ -128,6 +128,9 @@ struct Image {
     out: Vec<ColumnValue>,
     /// The general path's lookup hint: the column after the last one kept.
     hint: usize,
+    /// The column after the one pushed last: a column before it breaks the order (kept here
+    /// rather than read back from the image).
+    next: usize,
     sorted: bool,
 }
 
@@ -136,17 +139,18 @@ impl Image {
         Image {
             out,
             hint: 0,
+            next: 0,
             sorted: true,
         }
     }
 
+    /// Pushes the value of the column at `index` (`out` holds only what was pushed).
     #[inline(always)]
     fn push(&mut self, index: usize, value: Value) {
-        if let Some(last) = self.out.last()
-            && usize::from(last.column) >= index
-        {
+        if index < self.next {
             self.sorted = false;
         }
+        self.next = index + 1;
         self.out.push(ColumnValue {
             column: index as u16,
             value,
