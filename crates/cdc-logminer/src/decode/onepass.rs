@@ -46,9 +46,7 @@ pub(super) struct Images<'a> {
 }
 
 thread_local! {
-    /// The columns of an insert's column list (`None`: excluded) and the SET image of an
-    /// update: kept between rows so that neither is allocated per row.
-    static SLOTS: Cell<Vec<Option<usize>>> = const { Cell::new(Vec::new()) };
+    /// The SET image of an update: kept between rows so that it is not allocated per row.
     static SET: Cell<Vec<ColumnValue>> = const { Cell::new(Vec::new()) };
 }
 
@@ -76,10 +74,7 @@ pub(super) fn decode<'a>(sql: &'a str, op: ChangeOp, table: &DecodeTable) -> Opt
         ChangeOp::Insert => {
             r.word(b"insert into ")?;
             r.table_name()?;
-            let mut slots = SLOTS.take();
-            let after = r.insert_body(&mut slots);
-            put_back(&SLOTS, slots);
-            let after = after?;
+            let after = r.insert_body()?;
             r.end()?;
             Some(Images {
                 before: None,
@@ -133,6 +128,9 @@ struct Image {
     out: Vec<ColumnValue>,
     /// The general path's lookup hint: the column after the last one kept.
     hint: usize,
+    /// The column after the one pushed last: a column before it breaks the order (kept here
+    /// rather than read back from the image).
+    next: usize,
     sorted: bool,
 }
 
@@ -141,17 +139,18 @@ impl Image {
         Image {
             out,
             hint: 0,
+            next: 0,
             sorted: true,
         }
     }
 
+    /// Pushes the value of the column at `index` (`out` holds only what was pushed).
     #[inline(always)]
     fn push(&mut self, index: usize, value: Value) {
-        if let Some(last) = self.out.last()
-            && usize::from(last.column) >= index
-        {
+        if index < self.next {
             self.sorted = false;
         }
+        self.next = index + 1;
         self.out.push(ColumnValue {
             column: index as u16,
             value,
@@ -170,7 +169,7 @@ impl Image {
     }
 }
 
-impl<'a> Reader<'a, '_> {
+impl<'a, 't> Reader<'a, 't> {
     #[inline]
     fn rest(&self) -> &'a [u8] {
         self.s.as_bytes().get(self.pos..).unwrap_or(&[])
@@ -244,6 +243,42 @@ impl<'a> Reader<'a, '_> {
         (index <= usize::from(u16::MAX)).then_some(Some(index))
     }
 
+    /// `"NAME" = ` of any column when it comes next, compared whole with each column's (see
+    /// [`DecodeTable::item_column`]): the column, resolved as [`Reader::column`] resolves that
+    /// name when it is not the one at the hint, after the `=`. `None` (nothing read) otherwise.
+    #[inline]
+    fn named_item(&mut self, image: &mut Image) -> Option<Option<usize>> {
+        let (index, len) = self.table.item_column(self.rest())?;
+        self.pos += len;
+        if self.table.is_excluded_index(index) {
+            return Some(None);
+        }
+        image.hint = index + 1;
+        (index <= usize::from(u16::MAX)).then_some(Some(index))
+    }
+
+    /// `"NAME" IS NULL` of the column at the hint when it comes next: the column, as
+    /// [`Reader::expected_item`] gives it, after the predicate. `None` (nothing read) otherwise.
+    #[inline]
+    fn expected_null(&mut self, image: &mut Image) -> Option<Option<usize>> {
+        let index = image.hint;
+        // `"NAME" = ` without its `= `
+        let prefix = self.table.item_prefix(index)?;
+        let name = prefix.get(..prefix.len().checked_sub(2)?)?;
+        let rest = self.rest();
+        if !DecodeTable::starts_with(rest, name)
+            || !DecodeTable::starts_with(rest.get(name.len()..)?, b"IS NULL")
+        {
+            return None;
+        }
+        self.pos += name.len() + b"IS NULL".len();
+        if self.table.is_excluded_index(index) {
+            return Some(None);
+        }
+        image.hint = index + 1;
+        (index <= usize::from(u16::MAX)).then_some(Some(index))
+    }
+
     /// Reads the value of the column at `index` into `image`, or skips it (`None`: excluded).
     /// Inlined into each of its three loops: as a call, with every typed reader inlined into
     /// it, its prologue and epilogue alone cost some 15 instructions per value.
@@ -269,8 +304,24 @@ impl<'a> Reader<'a, '_> {
     }
 
     /// The value at the cursor converted for `column`, into `image` as the column at `index`.
-    #[inline]
+    /// A NUMBER written as a short quoted decimal, the most common value, is read in the loop
+    /// that reads the item (this is inlined into each of the three); every other value costs a
+    /// call.
+    #[inline(always)]
     fn value(&mut self, column: &ColumnDef, index: usize, image: &mut Image) -> Option<()> {
+        if let ColumnType::Number | ColumnType::Float = column.data_type
+            && let Some((value, end)) = convert::quoted_small_decimal(self.s.as_bytes(), self.pos)
+        {
+            image.push(index, Value::Number(value));
+            self.pos = end;
+            return Some(());
+        }
+        self.typed_value(column, index, image)
+    }
+
+    /// [`Reader::value`] for every value but a short quoted decimal of a NUMBER.
+    #[inline(never)]
+    fn typed_value(&mut self, column: &ColumnDef, index: usize, image: &mut Image) -> Option<()> {
         if let Some(end) = typed(self.s, self.pos, &column.data_type, image, index) {
             self.pos = end;
             return Some(());
@@ -290,31 +341,34 @@ impl<'a> Reader<'a, '_> {
     }
 
     /// `("A","B") values (v,v)` after the table name: the after image.
-    fn insert_body(&mut self, slots: &mut Vec<Option<usize>>) -> Option<Vec<ColumnValue>> {
-        slots.clear();
-        // the column list resolves into `slots` before any value is read; the image is
-        // allocated once its size is known
-        let mut image = Image::new(Vec::new());
+    fn insert_body(&mut self) -> Option<Vec<ColumnValue>> {
         let known = self.table.insert_columns();
-        match known.get() {
+        let resolved;
+        let slots: &[Option<usize>] = match known.get() {
             // the same text resolves to the same columns: each name's column is a function of
-            // the name and of the hint the names before it left
+            // the name and of the hint the names before it left. They are read where they lie,
+            // in the table.
             Some(list) if self.rest().starts_with(list.text.as_bytes()) => {
                 self.pos += list.text.len();
-                slots.extend_from_slice(&list.columns);
+                &list.columns
             }
+            // another list (or the first): resolved name by name before any value is read
             _ => {
+                let mut slots = Vec::new();
                 let start = self.pos;
-                self.column_list(slots, &mut image)?;
+                self.column_list(&mut slots, &mut Image::new(Vec::new()))?;
                 if known.get().is_none() {
                     let _ = known.set(InsertColumns {
                         text: self.s.get(start..self.pos)?.into(),
                         columns: slots.as_slice().into(),
                     });
                 }
+                resolved = slots;
+                &resolved
             }
-        }
-        image.out = Vec::with_capacity(slots.len());
+        };
+        // the image is allocated once its size is known
+        let mut image = Image::new(Vec::with_capacity(slots.len()));
         for (i, &slot) in slots.iter().enumerate() {
             if i > 0 {
                 self.word(b",")?;
@@ -342,8 +396,11 @@ impl<'a> Reader<'a, '_> {
     /// `"A" = v, "B" = v` into `image`, up to ` where` or the end.
     fn set_list(&mut self, image: &mut Image) -> Option<()> {
         loop {
+            // a SET item names any column: after the one at the hint, each column's
+            // `"NAME" = ` (where there are few), and only then the name read and looked up
             let index = match self.expected_item(image) {
                 Some(index) => index,
+                None if let Some(index) = self.named_item(image) => index,
                 None => {
                     let name = self.name()?;
                     let index = self.column(name, image)?;
@@ -381,6 +438,10 @@ impl<'a> Reader<'a, '_> {
             // never the ROWID predicate)
             if let Some(index) = self.expected_item(image) {
                 self.item_value(index, image)?;
+            } else if let Some(index) = self.expected_null(image) {
+                if let Some(index) = index {
+                    image.push(index, Value::Null);
+                }
             } else if self.word(b"ROWID = ").is_some() {
                 let (text, end) = scan_quoted(self.s, self.pos)?;
                 self.pos = end;
@@ -422,11 +483,7 @@ fn typed(s: &str, at: usize, ty: &ColumnType, image: &mut Image, index: usize) -
     };
     match *b.get(at)? {
         b'\'' => {
-            if let ColumnType::Number | ColumnType::Float = ty
-                && let Some((value, end)) = convert::quoted_small_decimal(b, at)
-            {
-                return put(Value::Number(value), end);
-            }
+            // (a short decimal of a NUMBER was read by `Reader::value` already)
             let (q, end) = scan_quoted(s, at)?;
             let plain = !q.has_doubled_quote();
             let value = match ty {
@@ -512,7 +569,7 @@ fn typed(s: &str, at: usize, ty: &ColumnType, image: &mut Image, index: usize) -
                 | ColumnType::NClob
                     if !dated && name == "UNISTR" =>
                 {
-                    Value::Text(convert::unistr(&first).ok()?)
+                    Value::Text(convert::plain_unistr(&first)?)
                 }
                 _ => return None,
             };
@@ -609,7 +666,7 @@ fn plain_function(s: &str, at: usize, ty: &ColumnType) -> Option<(Value, usize)>
             if b.get(close) != Some(&b')') {
                 return None;
             }
-            Some((Value::Text(convert::unistr(&q).ok()?), close + 1))
+            Some((Value::Text(convert::plain_unistr(&q)?), close + 1))
         }
         ColumnType::Raw | ColumnType::LongRaw | ColumnType::Blob => {
             if !DecodeTable::starts_with(rest, b"HEXTORAW('") {

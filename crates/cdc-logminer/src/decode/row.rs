@@ -185,9 +185,8 @@ fn decode_dml(
     let Some(sql) = row.sql_redo.as_deref() else {
         return Err(fail(DecodeReason::MissingSqlRedo));
     };
-    if let Some(reason) = placeholder_reason(sql) {
-        return Err(fail(reason));
-    }
+    // a placeholder text is not a statement, so the one-pass decoder never takes it: it is
+    // looked for only when that decoder declines the row
     if matches!(
         row.status,
         status::VALID_SQL | status::ASSEMBLY_REQUIRED_SQL
@@ -195,6 +194,9 @@ fn decode_dml(
         && let Some(images) = onepass::decode(sql, op, table)
     {
         return Ok(change(row, table, op, images, row_ids));
+    }
+    if let Some(reason) = placeholder_reason(sql) {
+        return Err(fail(reason));
     }
     let stmt = match parse_statement_reusing(sql, recycle(ITEMS.take())) {
         Ok(stmt) => stmt,
@@ -293,7 +295,9 @@ pub(super) fn change_op(operation: Operation) -> Option<ChangeOp> {
     }
 }
 
-/// The change of a row from its images.
+/// The change of a row from its images (inlined: the change is then built where the caller
+/// returns it, not copied there).
+#[inline(always)]
 fn change(
     row: &MinedRow,
     table: &DecodeTable,

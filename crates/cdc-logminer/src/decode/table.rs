@@ -234,6 +234,29 @@ impl DecodeTable {
         self.item_prefixes.get(index)?.as_deref()
     }
 
+    /// The column whose `"NAME" = ` starts `text`, in a layout of up to
+    /// [`LINEAR_LOOKUP_COLUMNS`] columns, and the prefix's length: the first column of that
+    /// name, as [`DecodeTable::lookup`] finds it past its hint (a name with a `"` in it has no
+    /// prefix, and the one-pass decoder reads no such name). `None` for a wider layout, where
+    /// hashing the name costs less than comparing every prefix, or when no prefix matches.
+    #[inline]
+    pub(crate) fn item_column(&self, text: &[u8]) -> Option<(usize, usize)> {
+        if self.item_prefixes.len() > LINEAR_LOOKUP_COLUMNS {
+            return None;
+        }
+        self.item_prefixes
+            .iter()
+            .enumerate()
+            .find_map(|(index, prefix)| {
+                let prefix = prefix.as_deref()?;
+                // the closing quote where this name's would be first: it turns most names of
+                // another length away with one byte
+                let close = prefix.len().checked_sub(4)?;
+                (text.get(close) == Some(&b'"') && Self::starts_with(text, prefix))
+                    .then_some((index, prefix.len()))
+            })
+    }
+
     /// Whether `text` starts with `prefix`, compared inline (see [`same_bytes`]).
     #[inline]
     pub(crate) fn starts_with(text: &[u8], prefix: &[u8]) -> bool {
