@@ -1489,6 +1489,11 @@ impl<S: RedoSource> CaptureEngine<S> {
             event_count,
             data_bytes,
         });
+        // a record's resume point depends only on whether it is its transaction's last: the
+        // two are computed once per commit, not once per record
+        let resume_before_last =
+            record_resume(mined_to, other_holds, own_hold, RecordPlace::BeforeLast);
+        let resume_last = record_resume(mined_to, other_holds, own_hold, RecordPlace::Last);
         let mut index = 0u64;
         self.table_orders.start();
         while let Some(event) = stream.next_change()? {
@@ -1499,12 +1504,10 @@ impl<S: RedoSource> CaptureEngine<S> {
             if !decision.emits(this) {
                 continue;
             }
-            let resume = record_resume(
-                mined_to,
-                other_holds,
-                own_hold,
-                RecordPlace::of(this, event_count),
-            );
+            let resume = match RecordPlace::of(this, event_count) {
+                RecordPlace::BeforeLast => resume_before_last,
+                RecordPlace::Last => resume_last,
+            };
             // in place: the same as `at_record`, with one copy of the position per record
             Arc::make_mut(&mut self.position).set_record(
                 resume,
