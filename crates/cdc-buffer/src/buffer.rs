@@ -502,6 +502,16 @@ impl CommitSummary {
     }
 }
 
+/// What holds the resume point back at a COMMIT ([`CommittedChanges::holds`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CommitHolds {
+    /// The lowest SCN and the lowest redo address that the other open transactions hold the
+    /// resume point at: [`TransactionBuffer::resume_floor`] without this one.
+    pub others: Option<(Scn, RedoAddr)>,
+    /// The committing transaction's own [`TxnView::resume_pin`].
+    pub own: Option<(Scn, RedoAddr)>,
+}
+
 /// The transaction buffer. Single-threaded: the mining thread owns it.
 pub struct TransactionBuffer {
     settings: BufferSettings,
@@ -808,11 +818,13 @@ impl TransactionBuffer {
         Ok(Some(summary))
     }
 
-    /// A COMMIT row: hands the transaction's changes over in redo order, undo rows applied.
-    /// `None` when no entry exists (nothing to publish). A COMMIT for a transaction in the
-    /// released ledger stops with CDC-7001.
+    /// A COMMIT row: hands the transaction's changes over in redo order, undo rows applied,
+    /// with the resume holds at the commit ([`CommittedChanges::holds`]). `None` when no entry
+    /// exists (nothing to publish). A COMMIT for a transaction in the released ledger stops
+    /// with CDC-7001.
     pub fn commit(&mut self, key: ConXid) -> Result<Option<CommittedChanges<'_>>, BufferError> {
         self.check_usable()?;
+        let named = key;
         let Some(key) = self.resolve(key, "COMMIT") else {
             return Ok(None);
         };
@@ -822,7 +834,24 @@ impl TransactionBuffer {
         let Some(mut txn) = self.transactions.remove(&key) else {
             return Ok(None);
         };
-        self.pins.replace(txn.resume_pin(), None);
+        let own = txn.resume_pin();
+        let holds = if key == named {
+            // the others' floor is the floor once this transaction's pin is gone
+            self.pins.replace(own, None);
+            CommitHolds {
+                others: self.pins.floor_without(None),
+                own,
+            }
+        } else {
+            // a COMMIT with XIDSQN 0xFFFFFFFF: no entry has the key it names, so the holds
+            // are those of every open transaction, this one's included, and no own hold
+            let all = self.pins.floor_without(None);
+            self.pins.replace(own, None);
+            CommitHolds {
+                others: all,
+                own: None,
+            }
+        };
         self.counters.committed += 1;
         self.buffered_events -= txn.events;
         let data_bytes = txn.heap_bytes() + txn.disk_bytes();
@@ -845,6 +874,7 @@ impl TransactionBuffer {
         Ok(Some(CommittedChanges {
             buffer: self,
             txn,
+            holds,
             event_count,
             data_bytes,
             emitted: 0,
@@ -882,13 +912,6 @@ impl TransactionBuffer {
             .and_then(|key| self.transactions.get(&key))
             .and_then(|t| t.resume_pin());
         self.pins.floor_without(except)
-    }
-
-    /// At the COMMIT of `key`: [`TransactionBuffer::resume_floor`] of the others, and the
-    /// transaction's own [`TxnView::resume_pin`], found with one lookup.
-    pub fn commit_holds(&self, key: ConXid) -> (Option<Pin>, Option<Pin>) {
-        let own = self.transactions.get(&key).and_then(|t| t.resume_pin());
-        (self.pins.floor_without(own), own)
     }
 
     pub fn transaction(&self, key: ConXid) -> Option<TxnView<'_>> {
@@ -1303,6 +1326,7 @@ pub struct CommittedChanges<'a> {
     /// into a [`CommitSummary`], which made this a few hundred bytes that every commit moved
     /// several times on its way to the engine.
     txn: Box<Txn>,
+    holds: CommitHolds,
     event_count: u64,
     data_bytes: u64,
     emitted: u64,
@@ -1347,6 +1371,12 @@ impl CommittedChanges<'_> {
         self.txn.start.take()
     }
 
+    /// The resume holds at the COMMIT, as they were before it. Found with the lookup that
+    /// took the entry, not another.
+    pub fn holds(&self) -> CommitHolds {
+        self.holds
+    }
+
     /// Changes this commit publishes, known before the first is read.
     pub fn event_count(&self) -> u64 {
         self.event_count
@@ -1369,6 +1399,10 @@ impl CommittedChanges<'_> {
 
     /// The next change, or `None` after the last. A damaged spill file gives CDC-3002
     /// instead of a shorter transaction.
+    ///
+    /// Inlined: the engine takes every change through it, and as a call each change was moved
+    /// into its result and out again.
+    #[inline]
     pub fn next_change(&mut self) -> Result<Option<ChangeEvent>, BufferError> {
         if self.failed {
             self.buffer.check_usable()?;

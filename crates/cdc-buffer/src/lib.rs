@@ -31,8 +31,8 @@ pub mod size;
 pub mod spill;
 
 pub use buffer::{
-    BufferMetrics, BufferSettings, CommitSummary, CommittedChanges, JournalMark, SessionId,
-    StartInfo, TransactionBuffer, TxnView, UndoOutcome,
+    BufferMetrics, BufferSettings, CommitHolds, CommitSummary, CommittedChanges, JournalMark,
+    SessionId, StartInfo, TransactionBuffer, TxnView, UndoOutcome,
 };
 pub use codec::{Frame, UndoRecord};
 pub use error::{BufferError, TxnSummary};

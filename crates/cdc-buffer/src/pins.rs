@@ -24,6 +24,9 @@ use cdc_core::{RedoAddr, Scn};
 /// A pin: the SCN and the redo address a restart must mine from for one transaction.
 pub(crate) type Pin = (Scn, RedoAddr);
 
+/// Up to this many distinct pins, a removal scans the order instead of searching it.
+const SCAN_MAX: usize = 8;
+
 /// Two multisets of the pins' SCNs and addresses.
 #[derive(Debug, Default)]
 pub(crate) struct PinIndex {
@@ -103,7 +106,13 @@ impl<K: Ord + Copy> SortedCounts<K> {
             }
             return;
         }
-        if let Ok(at) = self.entries.binary_search_by(|(k, _)| k.cmp(&key))
+        // with few transactions open a scan is cheaper than a search over the deque's halves
+        let at = if self.entries.len() <= SCAN_MAX {
+            self.entries.iter().position(|(k, _)| *k == key)
+        } else {
+            self.entries.binary_search_by(|(k, _)| k.cmp(&key)).ok()
+        };
+        if let Some(at) = at
             && let Some((_, count)) = self.entries.get_mut(at)
         {
             *count -= 1;
@@ -154,6 +163,30 @@ mod tests {
         assert_eq!(index.floor_without(Some(pin(10, 30))), None);
     }
 
+    /// Applies `steps` (a slot's pin replaced) to an index of `slots` transactions and checks
+    /// the floor without `except` against the fold over the other pins after each.
+    fn check_floor(
+        slots: usize,
+        steps: Vec<(usize, Option<(u64, u32)>)>,
+        except: usize,
+    ) -> Result<(), TestCaseError> {
+        let mut index = PinIndex::default();
+        let mut pins: Vec<Option<Pin>> = vec![None; slots];
+        for (slot, new) in steps {
+            let new = new.map(|(s, a)| pin(s, a));
+            index.replace(pins[slot], new);
+            pins[slot] = new;
+            let fold = pins
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| *i != except)
+                .filter_map(|(_, p)| *p)
+                .reduce(|a, b| (a.0.min(b.0), a.1.min(b.1)));
+            prop_assert_eq!(index.floor_without(pins[except]), fold);
+        }
+        Ok(())
+    }
+
     proptest! {
         /// The index answers as the fold over every pin that the engine used to compute.
         #[test]
@@ -161,20 +194,16 @@ mod tests {
             steps in proptest::collection::vec((0usize..8, proptest::option::of((0u64..6, 0u32..6))), 1..80),
             except in 0usize..8,
         ) {
-            let mut index = PinIndex::default();
-            let mut pins: Vec<Option<Pin>> = vec![None; 8];
-            for (slot, new) in steps {
-                let new = new.map(|(s, a)| pin(s, a));
-                index.replace(pins[slot], new);
-                pins[slot] = new;
-                let fold = pins
-                    .iter()
-                    .enumerate()
-                    .filter(|(i, _)| *i != except)
-                    .filter_map(|(_, p)| *p)
-                    .reduce(|a, b| (a.0.min(b.0), a.1.min(b.1)));
-                prop_assert_eq!(index.floor_without(pins[except]), fold);
-            }
+            check_floor(8, steps, except)?;
+        }
+
+        /// The same with more distinct pins than a removal scans ([`SCAN_MAX`]): it searches.
+        #[test]
+        fn the_floor_is_the_fold_over_many_pins(
+            steps in proptest::collection::vec((0usize..32, proptest::option::of((0u64..40, 0u32..40))), 1..200),
+            except in 0usize..32,
+        ) {
+            check_floor(32, steps, except)?;
         }
     }
 }

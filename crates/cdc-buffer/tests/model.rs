@@ -15,7 +15,7 @@ mod common;
 
 use std::collections::HashMap;
 
-use cdc_buffer::{StartInfo, TransactionBuffer, UndoRecord, change_heap_bytes};
+use cdc_buffer::{CommitHolds, StartInfo, TransactionBuffer, UndoRecord, change_heap_bytes};
 use cdc_core::change::{ChangeOp, ColumnValue, RowChange};
 use cdc_core::{
     ChangeEvent, ConId, ConXid, Decimal, OracleDateTime, RedoAddr, RsId, Scn, TableId, TimeZone,
@@ -275,7 +275,25 @@ fn run(budget: u64, ops: Vec<Op>) -> Result<(), TestCaseError> {
                 let expected = model
                     .resolve(keys[txn], unknown_sqn)
                     .and_then(|k| model.open.remove(&k));
-                let actual = common::commit_all(&mut buffer, key).unwrap();
+                // the holds a commit hands over are those the buffer gave for the key the
+                // COMMIT row names just before it
+                let holds = CommitHolds {
+                    others: buffer.resume_floor(Some(key)),
+                    own: buffer.transaction(key).and_then(|t| t.resume_pin()),
+                };
+                let actual = match buffer.commit(key).unwrap() {
+                    Some(mut committed) => {
+                        prop_assert_eq!(committed.holds(), holds);
+                        let mut out = Vec::new();
+                        while let Some(event) = committed.next_change().unwrap() {
+                            out.push(event);
+                        }
+                        prop_assert_eq!(out.len() as u64, committed.event_count());
+                        committed.finish().unwrap();
+                        Some(out)
+                    }
+                    None => None,
+                };
                 prop_assert_eq!(actual, expected);
             }
             Op::Rollback { txn, unknown_sqn } => {

@@ -122,7 +122,9 @@ impl HeldFailures {
         true
     }
 
-    /// The transaction ended: its failures, if it had any.
+    /// The transaction ended: its failures, if it had any. Inlined: every COMMIT and
+    /// ROLLBACK asks, and nearly always nothing is held (an empty vector, never allocated).
+    #[inline]
     pub fn take(&mut self, key: ConXid) -> Vec<HeldFailure> {
         if self.count == 0 {
             return Vec::new();

@@ -1413,20 +1413,21 @@ impl<S: RedoSource> CaptureEngine<S> {
         let commit_addr = self.row_addr(row)?;
         let decision = self.skip.decide(commit_addr, row.scn);
         let mined_to = RedoMark::new(commit_addr, row.scn);
-        // holds of the other open transactions: fixed while this commit is emitted; the resume
-        // candidate takes the lowest address and the lowest SCN of them, which the buffer
-        // keeps ordered
-        let (other_holds, own_hold) = self.buffer.commit_holds(key);
-        let other_holds = other_holds.map(|(scn, addr)| RedoMark::new(addr, scn));
-        let own_hold = own_hold
-            .map(|(scn, addr)| RedoMark::new(addr, scn))
-            .unwrap_or(mined_to);
         let failures = self.held_failures.take(key);
         let Some(mut stream) = self.buffer.commit(key)? else {
             // rows that failed pin their transaction, so it has an entry
             debug_assert!(failures.is_empty());
             return Ok(0);
         };
+        // holds of the other open transactions: fixed while this commit is emitted; the resume
+        // candidate takes the lowest address and the lowest SCN of them, which the buffer
+        // keeps ordered
+        let holds = stream.holds();
+        let other_holds = holds.others.map(|(scn, addr)| RedoMark::new(addr, scn));
+        let own_hold = holds
+            .own
+            .map(|(scn, addr)| RedoMark::new(addr, scn))
+            .unwrap_or(mined_to);
         let event_count = stream.event_count();
         let mut side = 0;
         if !failures.is_empty() {
@@ -1499,6 +1500,11 @@ impl<S: RedoSource> CaptureEngine<S> {
             event_count,
             data_bytes,
         });
+        // a record's resume point depends only on whether it is its transaction's last: the
+        // two are computed once per commit, not once per record
+        let resume_before_last =
+            record_resume(mined_to, other_holds, own_hold, RecordPlace::BeforeLast);
+        let resume_last = record_resume(mined_to, other_holds, own_hold, RecordPlace::Last);
         let mut index = 0u64;
         self.table_orders.start();
         while let Some(event) = stream.next_change()? {
@@ -1509,12 +1515,10 @@ impl<S: RedoSource> CaptureEngine<S> {
             if !decision.emits(this) {
                 continue;
             }
-            let resume = record_resume(
-                mined_to,
-                other_holds,
-                own_hold,
-                RecordPlace::of(this, event_count),
-            );
+            let resume = match RecordPlace::of(this, event_count) {
+                RecordPlace::BeforeLast => resume_before_last,
+                RecordPlace::Last => resume_last,
+            };
             // in place: the same as `at_record`, with one copy of the position per record
             Arc::make_mut(&mut self.position).set_record(
                 resume,
