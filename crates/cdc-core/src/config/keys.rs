@@ -571,7 +571,7 @@ pub static KEYS: &[KeySpec] = &[
         "Value of a field whose value is not available; a BLOB gets its UTF-8 bytes."),
     // Decoding and record format
     KeySpec::new("cdc.on.decode.error", G::Decode, K::Choice(DecodeErrorAction::ALLOWED), Value("fail"),
-        "An undecodable DML row: `fail` stops with CDC-3001; `dlq` writes it to the DLQ topic."),
+        "An undecodable DML row, acted on when its transaction commits (one rolled back does not count): `fail` stops with CDC-3001; `dlq` writes it to the DLQ topic, just before the transaction's changes."),
     KeySpec::new("cdc.output.format", G::Decode, K::Choice(OutputFormat::ALLOWED), Value("debezium"),
         "Record value layout."),
     KeySpec::new("cdc.decimal.mode", G::Decode, K::Choice(DecimalMode::ALLOWED), Value("precise"),
