@@ -1429,6 +1429,14 @@ impl<S: RedoSource> CaptureEngine<S> {
             .map(|(scn, addr)| RedoMark::new(addr, scn))
             .unwrap_or(mined_to);
         let event_count = stream.event_count();
+        // what each record of this commit names as the last commit, with its own event_index
+        let this_commit = LastCommit {
+            scn: row.scn,
+            xid: key,
+            thread: row.thread,
+            addr: commit_addr,
+            event_index: 0,
+        };
         let mut side = 0;
         if !failures.is_empty() {
             let mode = self.settings.on_decode_error;
@@ -1446,11 +1454,8 @@ impl<S: RedoSource> CaptureEngine<S> {
                     Arc::make_mut(&mut self.position).set_record(
                         resume,
                         LastCommit {
-                            scn: row.scn,
-                            xid: key,
-                            thread: row.thread,
-                            addr: commit_addr,
                             event_index: acknowledged,
+                            ..this_commit
                         },
                     );
                     for (dlq, ops) in failures.into_iter().filter_map(|f| f.dlq) {
@@ -1523,11 +1528,8 @@ impl<S: RedoSource> CaptureEngine<S> {
             Arc::make_mut(&mut self.position).set_record(
                 resume,
                 LastCommit {
-                    scn: row.scn,
-                    xid: key,
-                    thread: row.thread,
-                    addr: commit_addr,
                     event_index: this + 1,
+                    ..this_commit
                 },
             );
             let record = EngineRecord {
@@ -1750,15 +1752,7 @@ impl<S: RedoSource> CaptureEngine<S> {
         let discards = check_age(self.settings.age, now, self.txn_facts())?;
         for mut discard in discards {
             self.held_lob_inserts.remove(&discard.key);
-            // the discard is the trace of everything the transaction held, rows that could
-            // not be decoded included
-            let undecodable = self.held_failures.take(discard.key).len();
-            if undecodable > 0 {
-                discard
-                    .ops_event
-                    .details
-                    .insert("undecodable_rows".to_owned(), undecodable.to_string());
-            }
+            self.drop_failures(discard.key, &mut discard.ops_event);
             self.buffer.release(discard.key)?;
             Arc::make_mut(&mut self.position).released_xids = self.buffer.ledger().clone();
             let dlq = DlqRecord {
@@ -1795,13 +1789,7 @@ impl<S: RedoSource> CaptureEngine<S> {
             let check = self.orphans.check(now, mined_to, &snapshot, facts)?;
             for mut release in check.releases {
                 self.held_lob_inserts.remove(&release.key);
-                let undecodable = self.held_failures.take(release.key).len();
-                if undecodable > 0 {
-                    release
-                        .ops_event
-                        .details
-                        .insert("undecodable_rows".to_owned(), undecodable.to_string());
-                }
+                self.drop_failures(release.key, &mut release.ops_event);
                 self.buffer.release(release.key)?;
                 Arc::make_mut(&mut self.position).released_xids = self.buffer.ledger().clone();
                 self.emit_between(sink, RecordKind::Ops(release.ops_event))?;
@@ -1811,6 +1799,17 @@ impl<S: RedoSource> CaptureEngine<S> {
             }
         }
         Ok(records)
+    }
+
+    /// A transaction discarded or released drops the rows it held that could not be decoded:
+    /// its ops event, the trace of everything it held, counts them.
+    fn drop_failures(&mut self, key: ConXid, event: &mut OpsEvent) {
+        let undecodable = self.held_failures.take(key).len();
+        if undecodable > 0 {
+            event
+                .details
+                .insert("undecodable_rows".to_owned(), undecodable.to_string());
+        }
     }
 
     fn txn_facts(&self) -> Vec<TxnFacts> {
