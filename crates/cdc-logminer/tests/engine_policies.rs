@@ -872,6 +872,37 @@ fn dlq_records(records: &[EngineRecord]) -> Vec<&cdc_logminer::engine::DlqRecord
         .collect()
 }
 
+/// Captures a copy of `db` (every event played) from `position`, or without one from its
+/// oldest log, with the test settings as `edit` leaves them, until it is quiet: the outcome,
+/// the records and the engine's counters.
+fn capture_played(
+    db: &cdc_logminer::sim::SimDatabase,
+    position: Option<cdc_offset::Position>,
+    edit: impl FnOnce(&mut EngineSettings),
+) -> (
+    Result<(), EngineError>,
+    Vec<EngineRecord>,
+    cdc_logminer::engine::EngineMetrics,
+) {
+    let spill = tempfile::tempdir().unwrap();
+    let clock = ManualClock::default();
+    let mut s = settings(&spill);
+    if position.is_none() {
+        s.start_scn = Some(oldest_scn(db));
+    }
+    edit(&mut s);
+    let mut engine = CaptureEngine::open(
+        cdc_logminer::sim::SimSource::new(db.clone()),
+        s,
+        position,
+        Box::new(clock.clone()),
+    )
+    .unwrap();
+    let mut records = Vec::new();
+    let result = run_until_quiet(&mut engine, &clock, &mut records, 3);
+    (result, records, engine.metrics())
+}
+
 /// (table, ID) of each delivered change, in order.
 fn delivered_ids(records: &[EngineRecord]) -> Vec<(String, String)> {
     delivered(records)
@@ -915,24 +946,12 @@ fn undecodable_rows_that_are_rolled_back_neither_stop_nor_reach_the_dlq() {
     // FLAGS rows come back UNSUPPORTED (a BOOLEAN column)
     let source = Scenario::from_json(json).unwrap().play().unwrap();
     for mode in [DecodeErrorMode::Fail, DecodeErrorMode::Dlq] {
-        let spill = tempfile::tempdir().unwrap();
-        let clock = ManualClock::default();
-        let mut s = settings(&spill);
-        s.on_decode_error = mode;
-        s.start_scn = Some(oldest_scn(source.database()));
-        let db = source.database().clone();
-        let mut engine = CaptureEngine::open(
-            cdc_logminer::sim::SimSource::new(db),
-            s,
-            None,
-            Box::new(clock.clone()),
-        )
-        .unwrap();
-        let mut records = Vec::new();
-        run_until_quiet(&mut engine, &clock, &mut records, 3).unwrap();
+        let (result, records, metrics) =
+            capture_played(source.database(), None, |s| s.on_decode_error = mode);
+        result.unwrap();
         // the rows were mined and could not be decoded (the insert and update of the savepoint,
         // the rolled-back insert), and none of them counted
-        assert_eq!(engine.metrics().decode_failures, 3, "{mode:?}");
+        assert_eq!(metrics.decode_failures, 3, "{mode:?}");
         assert!(dlq_records(&records).is_empty(), "{mode:?}");
         assert_eq!(
             delivered_ids(&records),
@@ -993,19 +1012,11 @@ fn a_restart_passes_over_acknowledged_rows_a_ddl_made_undecodable() {
     assert!(position.resume.addr.unwrap() < published_commit.addr);
 
     for mode in [DecodeErrorMode::Fail, DecodeErrorMode::Dlq] {
-        let mut s = settings(&spill);
-        s.on_decode_error = mode;
-        let mut engine = CaptureEngine::open(
-            cdc_logminer::sim::SimSource::new(db.clone()),
-            s,
-            Some(position.clone()),
-            Box::new(clock.clone()),
-        )
-        .unwrap();
-        let mut records = Vec::new();
-        run_until_quiet(&mut engine, &clock, &mut records, 3).unwrap();
-        assert_eq!(engine.metrics().decode_failures, 1, "{mode:?}: mined again");
-        assert_eq!(engine.metrics().transactions_skipped, 0, "{mode:?}");
+        let (result, records, metrics) =
+            capture_played(&db, Some(position.clone()), |s| s.on_decode_error = mode);
+        result.unwrap();
+        assert_eq!(metrics.decode_failures, 1, "{mode:?}: mined again");
+        assert_eq!(metrics.transactions_skipped, 0, "{mode:?}");
         assert!(dlq_records(&records).is_empty(), "{mode:?}");
         assert_eq!(
             delivered_ids(&records),
@@ -1034,22 +1045,11 @@ fn dlq_records_of_a_transaction_are_sent_once_across_a_restart() {
       {"event": "commit", "session": "s1"}
     ]}"#;
     let source = Scenario::from_json(json).unwrap().play().unwrap();
-    let db = source.database().clone();
-    let spill = tempfile::tempdir().unwrap();
-    let clock = ManualClock::default();
     let run = |position: Option<cdc_offset::Position>| {
-        let mut s = settings(&spill);
-        s.on_decode_error = DecodeErrorMode::Dlq;
-        s.start_scn = Some(oldest_scn(&db));
-        let mut engine = CaptureEngine::open(
-            cdc_logminer::sim::SimSource::new(db.clone()),
-            s,
-            position,
-            Box::new(clock.clone()),
-        )
-        .unwrap();
-        let mut records = Vec::new();
-        run_until_quiet(&mut engine, &clock, &mut records, 3).unwrap();
+        let (result, records, _) = capture_played(source.database(), position, |s| {
+            s.on_decode_error = DecodeErrorMode::Dlq
+        });
+        result.unwrap();
         records
     };
     let orders = [
@@ -1118,21 +1118,10 @@ fn past_the_bound_a_failure_is_acted_on_at_once() {
     ]}"#;
     let source = Scenario::from_json(json).unwrap().play().unwrap();
     let run = |mode: DecodeErrorMode| {
-        let spill = tempfile::tempdir().unwrap();
-        let clock = ManualClock::default();
-        let mut s = settings(&spill);
-        s.on_decode_error = mode;
-        s.held_failures_max = 1;
-        s.start_scn = Some(oldest_scn(source.database()));
-        let mut engine = CaptureEngine::open(
-            cdc_logminer::sim::SimSource::new(source.database().clone()),
-            s,
-            None,
-            Box::new(clock.clone()),
-        )
-        .unwrap();
-        let mut records = Vec::new();
-        let result = run_until_quiet(&mut engine, &clock, &mut records, 3);
+        let (result, records, _) = capture_played(source.database(), None, |s| {
+            s.on_decode_error = mode;
+            s.held_failures_max = 1;
+        });
         (result, records)
     };
 

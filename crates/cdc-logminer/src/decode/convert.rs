@@ -1081,13 +1081,7 @@ mod tests {
 
     #[test]
     fn leading_digits_reads_what_a_loop_reads() {
-        let mut seed = 0x2545_f491_4f6c_dd1du64;
-        let mut next = move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
+        let mut next = crate::decode::decode_support::xorshift(0x2545_f491_4f6c_dd1du64);
         let pool = b"0123456789'.-+/: aZ\x00\x7f\x80\xbf\xc3\xff\x2f\x3a";
         for round in 0..200_000 {
             let mut w = [0u8; 8];
@@ -1176,13 +1170,7 @@ mod tests {
         .iter()
         .map(|t| (*t).to_owned())
         .collect();
-        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
+        let mut next = crate::decode::decode_support::xorshift(0x9e37_79b9_7f4a_7c15u64);
         for _ in 0..20_000 {
             let digits = (next() % 10_u64.pow(1 + (next() % 19) as u32)).to_string();
             let point = (next() as usize) % (digits.len() + 1);
@@ -1312,13 +1300,7 @@ mod tests {
             r"\00e9", r"\00E9", r"\d83d", r"\de00", r"\dbff", r"\dfff", r"\\", r"\", r"\0", r"\00",
             r"\zz00", r"\00g0", r"\é000", "''", "a", "smile ", "é", "x y", "0",
         ];
-        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
+        let mut next = crate::decode::decode_support::xorshift(0x9e37_79b9_7f4a_7c15u64);
         let mut decoded = 0;
         for _ in 0..100_000 {
             let n = next() % 7;

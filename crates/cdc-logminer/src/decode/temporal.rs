@@ -649,13 +649,7 @@ mod tests {
             b"2026-02-28T13:45:59".to_vec(),
             b" 2026-02-28 13:45:59".to_vec(),
         ];
-        let mut seed = 0x1234_5678_9abc_def1u64;
-        let mut next = move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
+        let mut next = crate::decode::decode_support::xorshift(0x1234_5678_9abc_def1u64);
         let base = b"2026-02-28 13:45:59.123";
         for _ in 0..200_000 {
             let mut t = base.to_vec();

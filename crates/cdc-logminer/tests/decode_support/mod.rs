@@ -350,3 +350,14 @@ fn corpus_with(
         .collect();
     (layouts, rows)
 }
+
+/// A deterministic xorshift64 generator for the randomized tests: the same `seed` gives the
+/// same sequence on every run.
+pub fn xorshift(mut seed: u64) -> impl FnMut() -> u64 {
+    move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    }
+}
