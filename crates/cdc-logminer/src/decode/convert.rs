@@ -1087,7 +1087,7 @@ mod tests {
             let mut w = [0u8; 8];
             for (k, byte) in w.iter_mut().enumerate() {
                 // mostly digits, so that long runs come up
-                *byte = if k < round % 9 || next() % 4 != 0 {
+                *byte = if k < round % 9 || !next().is_multiple_of(4) {
                     b'0' + (next() % 10) as u8
                 } else {
                     pool[(next() % pool.len() as u64) as usize]
@@ -1175,7 +1175,7 @@ mod tests {
             let digits = (next() % 10_u64.pow(1 + (next() % 19) as u32)).to_string();
             let point = (next() as usize) % (digits.len() + 1);
             let mut t = String::new();
-            if next() % 2 == 0 {
+            if next().is_multiple_of(2) {
                 t.push('-');
             }
             t.push_str(&digits[..point.max(1).min(digits.len())]);
@@ -1183,7 +1183,7 @@ mod tests {
                 t.push('.');
                 t.push_str(&digits[point..]);
             }
-            if next() % 2 == 0 {
+            if next().is_multiple_of(2) {
                 t.push_str(&format!("E{}", next() as i64 % 60 - 30));
             }
             texts.push(t);
