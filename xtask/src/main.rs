@@ -56,8 +56,13 @@ fn main() -> ExitCode {
 }
 
 fn workspace_root() -> PathBuf {
-    // xtask/ sits directly under the workspace root
-    Path::new(env!("CARGO_MANIFEST_DIR"))
+    // xtask/ sits directly under the workspace root. `cargo run` names the manifest's folder
+    // at run time too; that one wins, because two checkouts sharing a target folder share
+    // one xtask binary, and the folder it was built in may be the other checkout.
+    let manifest_dir = std::env::var_os("CARGO_MANIFEST_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")));
+    manifest_dir
         .parent()
         .map(Path::to_path_buf)
         .unwrap_or_else(|| PathBuf::from("."))
