@@ -26,7 +26,7 @@ use parking_lot::{Condvar, Mutex};
 
 use crate::builder::{KafkaRecord, RecordBuilder, RecordContext};
 use crate::offsets_kafka::{KafkaOffsetStore, OffsetStoreError, StoredOffset};
-use crate::worker::kafka::{KafkaFailure, RecordProducer, TopicAdmin, TopicSpec};
+use crate::worker::kafka::{KafkaFailure, RecordProducer, TopicAdmin, TopicCreator};
 use crate::worker::plan::{CommitReason, Decision, EosBounds, Sent, TransactionPlanner};
 use crate::worker::present::PresentRecords;
 use crate::worker::{TaskError, TaskStats};
@@ -67,8 +67,8 @@ pub struct Delivery {
     builder: RecordBuilder,
     producer: RecordProducer,
     store: Arc<KafkaOffsetStore>,
-    /// `None`: the cluster creates topics on first use.
-    admin: Option<TopicAdmin>,
+    /// Creates the table topics; `None`: the cluster creates topics on first use.
+    topic_creator: Option<TopicCreator>,
     stats: Arc<TaskStats>,
     planner: TransactionPlanner,
     /// Whether a Kafka transaction is open (exactly once).
@@ -81,8 +81,6 @@ pub struct Delivery {
     /// Exactly once: the position of the last committed Kafka transaction. An abort takes
     /// `last_position` back to it, so nothing later commits the position of aborted records.
     committed_position: Option<Arc<Position>>,
-    /// Topics known to exist.
-    topics: foldhash::HashSet<String>,
     committer: Option<OffsetCommitter>,
     shutdown_timeout: Duration,
     out: Vec<KafkaRecord>,
@@ -130,16 +128,24 @@ impl Delivery {
             ),
             DeliveryMode::ExactlyOnce => None,
         };
-        let topics = crate::worker::kafka::side_topic_specs(config)
-            .into_iter()
-            .map(|spec| spec.name)
-            .collect();
+        let topic_creator = match admin {
+            Some(admin) => {
+                let side_topics = crate::worker::kafka::side_topic_specs(config)
+                    .into_iter()
+                    .map(|spec| spec.name);
+                Some(
+                    TopicCreator::start(admin, side_topics)
+                        .map_err(|e| TaskError::TopicsThread(e.to_string()))?,
+                )
+            }
+            None => None,
+        };
         Ok(Delivery {
             mode,
             builder,
             producer,
             store,
-            admin,
+            topic_creator,
             stats,
             planner: TransactionPlanner::new(EosBounds::from_settings(&config.eos)),
             kafka_txn_open: false,
@@ -147,7 +153,6 @@ impl Delivery {
             split: None,
             last_position: None,
             committed_position: None,
-            topics,
             committer,
             shutdown_timeout: config.poll.shutdown_timeout,
             out: Vec::new(),
@@ -303,12 +308,9 @@ impl Delivery {
         if !matches!(sent, Sent::Side) {
             self.drop_present(&mut out)?;
         }
-        if let Some(admin) = self.admin.as_mut() {
+        if let Some(creator) = self.topic_creator.as_mut() {
             for record in &out {
-                if !self.topics.contains(&*record.topic) {
-                    admin.ensure(&TopicSpec::plain(record.topic.to_string()))?;
-                    self.topics.insert(record.topic.to_string());
-                }
+                creator.request(&record.topic);
             }
         }
         if self.mode == DeliveryMode::ExactlyOnce && !self.kafka_txn_open {
@@ -485,6 +487,13 @@ impl Delivery {
 
     /// Fails when a record could not be delivered or an offset not written.
     pub fn check(&mut self) -> Result<(), TaskError> {
+        if let Some(failure) = self
+            .topic_creator
+            .as_ref()
+            .and_then(TopicCreator::take_failure)
+        {
+            return Err(failure.into());
+        }
         if let Some((topic, source)) = self.producer.acks().lock().take_failure() {
             return Err(KafkaFailure::NotDelivered { topic, source }.into());
         }

@@ -1,5 +1,6 @@
 //! The worker's Kafka clients: the record producer (transactional under exactly-once,
-//! idempotent otherwise) with its delivery reports, and the admin client that creates topics.
+//! idempotent otherwise) with its delivery reports, and the admin client that creates topics
+//! (the table topics on a thread of their own, [`TopicCreator`]).
 //!
 //! Client properties (`cdc.kafka.*`) may hold secrets; no error or `Debug` output here shows a
 //! property value.
@@ -7,6 +8,8 @@
 use std::collections::HashSet;
 use std::fmt;
 use std::sync::Arc;
+use std::sync::mpsc::{self, Sender};
+use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use cdc_core::config::CdcConfig;
@@ -47,6 +50,13 @@ pub enum KafkaFailure {
     CreateTopic {
         topic: String,
         code: RDKafkaErrorCode,
+    },
+    /// The request to create a topic failed as a whole (refused by the client, or no answer).
+    #[error("could not create topic {topic}: {source}")]
+    CreateTopicRequest {
+        topic: String,
+        #[source]
+        source: KafkaError,
     },
     #[error("a record to {topic} was not delivered: {source}")]
     NotDelivered {
@@ -148,17 +158,23 @@ impl KafkaClients {
 
     /// The record producer: idempotent, `acks=all`, the Java client's partitioner (a key
     /// lands where a Kafka Connect worker would put it); transactional when
-    /// `transactional_id` is given. Delivery reports go to `acks`.
+    /// `transactional_id` is given. Delivery reports go to `acks`. When the worker creates
+    /// the topics (`creates_topics`), the producer never asks the broker to create one: a
+    /// broker's automatic creation, with its own partition count, would race the worker's.
     pub fn producer(
         &self,
         transactional_id: Option<&str>,
         acks: Arc<Mutex<AckTracker>>,
+        creates_topics: bool,
     ) -> Result<RecordProducer, KafkaFailure> {
         let mut config = self.base();
         config
             .set("enable.idempotence", "true")
             .set("acks", "all")
             .set("partitioner", "murmur2_random");
+        if creates_topics {
+            config.set("allow.auto.create.topics", "false");
+        }
         if config.get("linger.ms").is_none() {
             config.set("linger.ms", "5");
         }
@@ -353,8 +369,12 @@ impl TopicAdmin {
             topic = topic.set(key, value);
         }
         let options = AdminOptions::new().operation_timeout(Some(CALL_TIMEOUT));
-        let results = block_on(self.admin.create_topics([&topic], &options))
-            .map_err(|e| KafkaFailure::kafka("creating a topic", e))?;
+        let results = block_on(self.admin.create_topics([&topic], &options)).map_err(|source| {
+            KafkaFailure::CreateTopicRequest {
+                topic: spec.name.clone(),
+                source,
+            }
+        })?;
         for result in results {
             match result {
                 Ok(_) | Err((_, RDKafkaErrorCode::TopicAlreadyExists)) => {}
@@ -383,6 +403,93 @@ impl TopicAdmin {
                 return Ok(());
             }
             std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+/// Creates the table topics on a thread of its own, so that the first record of a table never
+/// holds up the records of the others. The first record of a new topic is sent at once: the
+/// producer keeps it until the topic shows in its metadata (for up to
+/// `topic.metadata.propagation.max.ms`, 30 s by default, after which it fails the record). A
+/// topic that cannot be created is reported by [`TopicCreator::take_failure`]; its records are
+/// never acknowledged, so no offset passes them.
+pub struct TopicCreator {
+    requests: Option<Sender<TopicSpec>>,
+    requested: foldhash::HashSet<String>,
+    failure: Arc<Mutex<Option<KafkaFailure>>>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl fmt::Debug for TopicCreator {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("TopicCreator")
+            .field("requested", &self.requested.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl TopicCreator {
+    /// Starts the thread, which creates topics with `admin`. `known`: topics that exist.
+    pub fn start(
+        mut admin: TopicAdmin,
+        known: impl IntoIterator<Item = String>,
+    ) -> std::io::Result<TopicCreator> {
+        let (requests, received) = mpsc::channel::<TopicSpec>();
+        let failure = Arc::new(Mutex::new(None));
+        let thread = {
+            let failure = Arc::clone(&failure);
+            std::thread::Builder::new()
+                .name("oracle-cdc-topics".into())
+                .spawn(move || {
+                    for spec in received {
+                        if let Err(error) = admin.ensure(&spec) {
+                            *failure.lock() = Some(error);
+                            return;
+                        }
+                    }
+                })?
+        };
+        Ok(TopicCreator {
+            requests: Some(requests),
+            requested: known.into_iter().collect(),
+            failure,
+            thread: Some(thread),
+        })
+    }
+
+    /// Has `topic` created (one partition, the broker's default replication) unless it exists
+    /// or was asked for before; returns at once.
+    pub fn request(&mut self, topic: &str) {
+        if !self.requested.contains(topic) {
+            self.request_spec(TopicSpec::plain(topic));
+        }
+    }
+
+    /// Has `spec.name` created as `spec` says unless it exists or was asked for before;
+    /// returns at once.
+    pub fn request_spec(&mut self, spec: TopicSpec) {
+        if !self.requested.insert(spec.name.clone()) {
+            return;
+        }
+        if let Some(requests) = &self.requests {
+            // a closed channel means the thread stopped on a failure, which `take_failure`
+            // reports
+            let _ = requests.send(spec);
+        }
+    }
+
+    /// The failure that stopped the thread, once.
+    pub fn take_failure(&self) -> Option<KafkaFailure> {
+        self.failure.lock().take()
+    }
+}
+
+impl Drop for TopicCreator {
+    /// Lets the thread finish the topics asked for, then joins it.
+    fn drop(&mut self) {
+        self.requests = None;
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
         }
     }
 }

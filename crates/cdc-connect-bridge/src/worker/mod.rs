@@ -70,6 +70,9 @@ pub enum TaskError {
     /// The thread that writes at-least-once offsets could not be started.
     #[error("the offsets thread could not start: {0}")]
     OffsetsThread(String),
+    /// The thread that creates table topics could not be started.
+    #[error("the topic-creating thread could not start: {0}")]
+    TopicsThread(String),
 }
 
 macro_rules! boxed_from {
@@ -207,6 +210,7 @@ pub fn run_task(
     let producer = clients.producer(
         (mode == DeliveryMode::ExactlyOnce).then_some(txn_id.as_str()),
         Arc::clone(&acks),
+        admin.is_some(),
     )?;
     // Fence any zombie of a previous run before reading the offsets it may have committed.
     if mode == DeliveryMode::ExactlyOnce {

@@ -1,0 +1,122 @@
+//! The worker's table topics, created off the delivery thread, against a real Kafka-protocol
+//! broker: a new topic's first records are sent before it exists and delivered once it does,
+//! and a topic that cannot be created is reported.
+//!
+//! Needs `CDC_TEST_BROKER` (`eval "$(scripts/tansu.sh start)"`). Without it the tests print why
+//! and pass, except under CI (`CI` set), where a missing broker is a failure.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use cdc_connect_bridge::worker::acks::AckTracker;
+use cdc_connect_bridge::worker::kafka::{KafkaClients, TopicCreator, TopicSpec};
+use parking_lot::Mutex;
+use rdkafka::ClientConfig;
+use rdkafka::consumer::{BaseConsumer, Consumer};
+
+fn broker() -> Option<String> {
+    match std::env::var("CDC_TEST_BROKER") {
+        Ok(broker) if !broker.is_empty() => Some(broker),
+        _ if std::env::var_os("CI").is_some() => panic!(
+            "CDC_TEST_BROKER is not set: CI must start the test broker \
+             (eval \"$(scripts/tansu.sh start)\") before these tests"
+        ),
+        _ => {
+            eprintln!(
+                "skipped: CDC_TEST_BROKER is not set (start one with \
+                 `eval \"$(scripts/tansu.sh start)\"`)"
+            );
+            None
+        }
+    }
+}
+
+fn unique(test: &str) -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    format!("topics-{test}-{}-{nanos}", std::process::id())
+}
+
+/// The partitions of `topic` as the broker's metadata shows them (none when it is unknown).
+fn partitions(broker: &str, topic: &str) -> usize {
+    let consumer: BaseConsumer = ClientConfig::new()
+        .set("bootstrap.servers", broker)
+        .set("allow.auto.create.topics", "false")
+        .create()
+        .unwrap();
+    let metadata = consumer
+        .fetch_metadata(Some(topic), Duration::from_secs(10))
+        .unwrap();
+    metadata
+        .topics()
+        .iter()
+        .find(|t| t.name() == topic && t.error().is_none())
+        .map_or(0, |t| t.partitions().len())
+}
+
+#[test]
+fn a_new_topics_first_records_are_sent_before_it_exists_and_delivered_once_it_does() {
+    let Some(broker) = broker() else { return };
+    let clients = KafkaClients::plain(&broker);
+    let acks = Arc::new(Mutex::new(AckTracker::new()));
+    let producer = clients.producer(None, Arc::clone(&acks), true).unwrap();
+    let mut creator = TopicCreator::start(clients.admin().unwrap(), Vec::new()).unwrap();
+    let topics: Vec<String> = (0..3).map(|i| unique(&format!("new{i}"))).collect();
+    for topic in &topics {
+        assert_eq!(partitions(&broker, topic), 0, "{topic} exists already");
+    }
+
+    // what the delivery thread does: ask for the topic, then send at once, without waiting
+    let started = Instant::now();
+    let mut sent = 0u32;
+    for round in 0..20 {
+        for topic in &topics {
+            creator.request(topic);
+            let seq = acks.lock().register(1, None);
+            producer
+                .send_plain(topic, format!("k{round}").as_bytes(), Some(b"v"), seq)
+                .unwrap();
+            sent += 1;
+        }
+    }
+    let sending = started.elapsed();
+    producer.flush(Duration::from_secs(60)).unwrap();
+
+    assert!(creator.take_failure().is_none());
+    let mut tracker = acks.lock();
+    assert!(tracker.take_failure().is_none(), "a record failed");
+    assert_eq!(tracker.acked_records(), u64::from(sent));
+    drop(tracker);
+    for topic in &topics {
+        // created by the worker with one partition: the producer never had the broker create it
+        assert_eq!(partitions(&broker, topic), 1, "{topic}");
+    }
+    eprintln!("{sent} records sent in {sending:?} to 3 topics created meanwhile");
+}
+
+#[test]
+fn a_topic_that_cannot_be_created_is_reported_once_by_name() {
+    let Some(broker) = broker() else { return };
+    let clients = KafkaClients::plain(&broker);
+    let mut creator = TopicCreator::start(clients.admin().unwrap(), Vec::new()).unwrap();
+    // a topic with no partition: refused before it reaches the broker
+    let bad = unique("bad");
+    let mut spec = TopicSpec::plain(bad.clone());
+    spec.partitions = -5;
+    creator.request_spec(spec);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let failure = loop {
+        if let Some(failure) = creator.take_failure() {
+            break failure;
+        }
+        assert!(Instant::now() < deadline, "no failure reported for {bad:?}");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let message = failure.to_string();
+    assert!(message.contains(&bad), "{message}");
+    // reported once; the thread has stopped and later requests return at once
+    assert!(creator.take_failure().is_none());
+    creator.request(&unique("after"));
+}
