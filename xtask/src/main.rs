@@ -367,7 +367,22 @@ fn fuzz(args: &[String]) -> Result<(), String> {
     // the corpus grows under corpus/ (not committed); seeds/ holds the reference shapes
     std::fs::create_dir_all(fuzz_dir.join("corpus").join(target))
         .map_err(|e| format!("cannot create the fuzz corpus directory: {e}"))?;
-    let mut cmd = Command::new(env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+    let cargo_bin = env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let has_cargo_fuzz = Command::new(&cargo_bin)
+        .args(["fuzz", "--version"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !has_cargo_fuzz {
+        let mut install = Command::new(&cargo_bin);
+        install.args(["install", "cargo-fuzz", "--locked"]);
+        run(
+            "cargo install cargo-fuzz --locked (cargo fuzz is not installed)",
+            install,
+        )?;
+    }
+    let mut cmd = Command::new(&cargo_bin);
     cmd.current_dir(&fuzz_dir)
         // cargo-fuzz needs nightly flags; the stable toolchain accepts them this way
         .env("RUSTC_BOOTSTRAP", "1")
