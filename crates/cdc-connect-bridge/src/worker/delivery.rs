@@ -41,10 +41,10 @@ pub(crate) const POLLS_IN_FLIGHT: usize = 4;
 /// waiting for acknowledgements, bounded only by its producer's buffer; a window of one poll
 /// bound the rate to the broker's acknowledgement latency, and small windows keep produce
 /// requests small (`docs/benchmarks.md`): librdkafka sends one request per partition, at most
-/// five at a time, so many tables need deep partition queues (16 polls gave 58 k records/s in
-/// the ALO bench, 64 polls 65 k). The producer's own buffer bounds the memory held. The window
-/// is also how many change records a restart looks for in their topics before sending them
-/// again.
+/// five at a time, so many tables need deep partition queues (in the ALO bench, medians of 59 k
+/// records/s at 16 polls and 68 k at 64). The producer's own buffer bounds the memory held.
+/// The window is also how many change records a restart looks for in their topics before
+/// sending them again.
 pub(crate) const ALO_WINDOW_POLLS: u64 = 64;
 
 /// How records are delivered.
