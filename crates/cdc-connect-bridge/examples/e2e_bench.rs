@@ -208,6 +208,8 @@ fn options() -> Result<Options, Error> {
 }
 
 fn main() -> ExitCode {
+    // as the `oracle-cdc` binary does; the bare producers run in this process too
+    cdc_connect_bridge::memory::prefer_small_pages();
     match run() {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {

@@ -33,6 +33,7 @@ pub mod error;
 pub mod headers;
 pub mod json;
 pub mod key;
+pub mod memory;
 pub mod metrics;
 pub mod names;
 pub mod offsets_kafka;

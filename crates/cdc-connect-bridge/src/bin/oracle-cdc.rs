@@ -85,6 +85,7 @@ finished or aborted, what Kafka acknowledged is committed, and it exits 0."
 fn main() -> ExitCode {
     let cli = Cli::parse();
     init_logging();
+    cdc_connect_bridge::memory::prefer_small_pages();
     match cli.command {
         Command::Run {
             config,
