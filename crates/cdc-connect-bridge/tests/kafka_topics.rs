@@ -15,29 +15,8 @@ use parking_lot::Mutex;
 use rdkafka::ClientConfig;
 use rdkafka::consumer::{BaseConsumer, Consumer};
 
-fn broker() -> Option<String> {
-    match std::env::var("CDC_TEST_BROKER") {
-        Ok(broker) if !broker.is_empty() => Some(broker),
-        _ if std::env::var_os("CI").is_some() => panic!(
-            "CDC_TEST_BROKER is not set: CI must start the test broker \
-             (eval \"$(scripts/tansu.sh start)\") before these tests"
-        ),
-        _ => {
-            eprintln!(
-                "skipped: CDC_TEST_BROKER is not set (start one with \
-                 `eval \"$(scripts/tansu.sh start)\"`)"
-            );
-            None
-        }
-    }
-}
-
-fn unique(test: &str) -> String {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos());
-    format!("topics-{test}-{}-{nanos}", std::process::id())
-}
+mod e2e_support;
+use e2e_support::{broker, unique};
 
 /// The partitions of `topic` as the broker's metadata shows them (none when it is unknown).
 fn partitions(broker: &str, topic: &str) -> usize {
@@ -63,7 +42,7 @@ fn a_new_topics_first_records_are_sent_before_it_exists_and_delivered_once_it_do
     let acks = Arc::new(Mutex::new(AckTracker::new()));
     let producer = clients.producer(None, Arc::clone(&acks), true).unwrap();
     let mut creator = TopicCreator::start(clients.admin().unwrap(), Vec::new()).unwrap();
-    let topics: Vec<String> = (0..3).map(|i| unique(&format!("new{i}"))).collect();
+    let topics: Vec<String> = (0..3).map(|i| unique(&format!("topics-new{i}-"))).collect();
     for topic in &topics {
         assert_eq!(partitions(&broker, topic), 0, "{topic} exists already");
     }
@@ -102,7 +81,7 @@ fn a_topic_that_cannot_be_created_is_reported_once_by_name() {
     let clients = KafkaClients::plain(&broker);
     let mut creator = TopicCreator::start(clients.admin().unwrap(), Vec::new()).unwrap();
     // a topic with no partition: refused before it reaches the broker
-    let bad = unique("bad");
+    let bad = unique("topics-bad-");
     let mut spec = TopicSpec::plain(bad.clone());
     spec.partitions = -5;
     creator.request_spec(spec);
@@ -118,5 +97,5 @@ fn a_topic_that_cannot_be_created_is_reported_once_by_name() {
     assert!(message.contains(&bad), "{message}");
     // reported once; the thread has stopped and later requests return at once
     assert!(creator.take_failure().is_none());
-    creator.request(&unique("after"));
+    creator.request(&unique("topics-after-"));
 }
