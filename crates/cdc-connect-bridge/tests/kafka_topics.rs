@@ -99,3 +99,25 @@ fn a_topic_that_cannot_be_created_is_reported_once_by_name() {
     assert!(creator.take_failure().is_none());
     creator.request(&unique("topics-after-"));
 }
+
+#[test]
+fn a_topic_that_never_shows_a_partition_is_an_error_naming_it() {
+    let Some(broker) = broker() else { return };
+    let clients = KafkaClients::plain(&broker);
+    let mut admin = clients
+        .admin()
+        .unwrap()
+        .with_metadata_wait(Duration::from_secs(2));
+    // Apache Kafka refuses a topic of no partition when asked to create it; Tansu creates it
+    // and its metadata never shows a partition. Either way the error names the topic.
+    let empty = unique("topics-empty-");
+    let mut spec = TopicSpec::plain(empty.clone());
+    spec.partitions = 0;
+    let started = Instant::now();
+    let error = admin
+        .ensure(&spec)
+        .expect_err("a topic of no partition cannot be written to");
+    let message = error.to_string();
+    assert!(message.contains(&empty), "{message}");
+    assert!(started.elapsed() < Duration::from_secs(20), "{message}");
+}

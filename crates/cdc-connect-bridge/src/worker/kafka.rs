@@ -58,6 +58,11 @@ pub enum KafkaFailure {
         #[source]
         source: KafkaError,
     },
+    /// The broker accepted the topic but its metadata never showed it with a partition.
+    #[error(
+        "topic {topic} was created but did not appear in the broker's metadata within {waited:?}"
+    )]
+    TopicNotVisible { topic: String, waited: Duration },
     #[error("a record to {topic} was not delivered: {source}")]
     NotDelivered {
         topic: String,
@@ -197,6 +202,7 @@ impl KafkaClients {
         Ok(TopicAdmin {
             admin,
             known: HashSet::new(),
+            metadata_wait: CALL_TIMEOUT,
         })
     }
 }
@@ -347,6 +353,8 @@ impl TopicSpec {
 pub struct TopicAdmin {
     admin: AdminClient<DefaultClientContext>,
     known: HashSet<String>,
+    /// How long a created topic may take to appear in the metadata.
+    metadata_wait: Duration,
 }
 
 impl fmt::Debug for TopicAdmin {
@@ -386,7 +394,15 @@ impl TopicAdmin {
         Ok(())
     }
 
-    /// A new topic may take a moment to appear in metadata; producing before that fails.
+    /// How long a created topic may take to appear in the metadata (30 s unless set).
+    pub fn with_metadata_wait(mut self, wait: Duration) -> TopicAdmin {
+        self.metadata_wait = wait;
+        self
+    }
+
+    /// A new topic may take a moment to appear in metadata. One that does not appear, with at
+    /// least one partition, within the wait is an error naming it: nothing could be written
+    /// to it.
     fn wait_for_metadata(&self, topic: &str) -> Result<(), KafkaFailure> {
         let started = Instant::now();
         loop {
@@ -399,8 +415,14 @@ impl TopicAdmin {
                 .topics()
                 .iter()
                 .any(|t| t.name() == topic && t.error().is_none() && !t.partitions().is_empty());
-            if ready || started.elapsed() > CALL_TIMEOUT {
+            if ready {
                 return Ok(());
+            }
+            if started.elapsed() > self.metadata_wait {
+                return Err(KafkaFailure::TopicNotVisible {
+                    topic: topic.to_owned(),
+                    waited: self.metadata_wait,
+                });
             }
             std::thread::sleep(Duration::from_millis(50));
         }
