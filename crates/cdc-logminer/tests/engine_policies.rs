@@ -782,18 +782,11 @@ fn a_stored_version_no_later_ddl_explains_stops_the_start() {
     assert!(message.contains("stored version 1"), "{message}");
 
     // a first start (no offset) has nothing to reconcile: no stop, the next number
-    let mut s = settings(&spill);
-    s.published = stored();
-    s.start_scn = Some(first[changes[1]].position.resume.scn);
-    let mut engine = CaptureEngine::open(
-        cdc_logminer::sim::SimSource::new(db.clone()),
-        s,
-        None,
-        Box::new(clock.clone()),
-    )
-    .unwrap();
-    let mut records = Vec::new();
-    run_until_quiet(&mut engine, &clock, &mut records, 3).unwrap();
+    let (result, records, _) = capture_played(&db, None, |s| {
+        s.published = stored();
+        s.start_scn = Some(first[changes[1]].position.resume.scn);
+    });
+    result.unwrap();
     let started = records.iter().find_map(|r| match &r.kind {
         RecordKind::Schema(SchemaChange::Version(l)) if l.table == customers => Some(l.version),
         _ => None,
@@ -836,20 +829,8 @@ fn archive_only_mines_a_change_once_its_log_is_archived() {
             .unwrap()
             .database()
             .clone();
-        let spill = tempfile::tempdir().unwrap();
-        let clock = ManualClock::default();
-        let mut s = settings(&spill);
-        s.capture_mode = mode;
-        s.start_scn = Some(oldest_scn(&db));
-        let mut engine = CaptureEngine::open(
-            cdc_logminer::sim::SimSource::new(db),
-            s,
-            None,
-            Box::new(clock.clone()),
-        )
-        .unwrap();
-        let mut records = Vec::new();
-        run_until_quiet(&mut engine, &clock, &mut records, 3).unwrap();
+        let (result, records, _) = capture_played(&db, None, |s| s.capture_mode = mode);
+        result.unwrap();
         delivered(&records).len()
     };
     use cdc_logminer::source::CaptureMode::{ArchiveOnly, Online};
