@@ -648,11 +648,18 @@ impl RedoSource for SimSource {
                 gap.thread = db_log.thread;
                 pending.push(Pending::Gap(Box::new(gap)));
             }
+            // a log's records are in RS_ID order (written at its growing byte offset)
+            let first = skip_below.map_or(0, |bound| {
+                db_log
+                    .records
+                    .partition_point(|placed| placed.rs_id < bound)
+            });
             pending.extend(
                 db_log
                     .records
+                    .get(first..)
+                    .unwrap_or_default()
                     .iter()
-                    .filter(|placed| skip_below.is_none_or(|bound| placed.rs_id >= bound))
                     .map(|placed| Pending::Record {
                         placed,
                         thread: db_log.thread,
