@@ -84,6 +84,19 @@ const PAIRS: &[u8; 200] = b"\
     8081828384858687888990919293949596979899";
 
 /// An unsigned integer in decimal, two digits at a time.
+/// Appends `bytes` (pre-rendered JSON of a kilobyte or more, such as a table's Connect schema)
+/// 64 bytes at a time. A copy of this size through the C library's `memcpy` takes the CPU's
+/// string-move instruction, which is several times slower than vector moves on some CPUs
+/// (the AMD EPYC of the bench machines); fixed-size blocks compile to vector moves.
+pub fn push_large(out: &mut Vec<u8>, bytes: &[u8]) {
+    out.reserve(bytes.len());
+    let (blocks, rest) = bytes.as_chunks::<64>();
+    for block in blocks {
+        out.extend_from_slice(block);
+    }
+    out.extend_from_slice(rest);
+}
+
 pub fn push_u64(out: &mut Vec<u8>, n: u64) {
     let mut digits = [0u8; 20];
     let mut at = digits.len();
@@ -188,6 +201,19 @@ mod tests {
         }
         for s in ["", "é€😀", "\u{2028}\u{2029}", "\u{7f}", "C:\\path/\"x\""] {
             assert_eq!(text(|o| push_str(o, s)), Json::from(s).to_string());
+        }
+    }
+
+    #[test]
+    fn a_large_copy_appends_every_byte_in_order() {
+        // lengths around the 64-byte block, and a schema-sized one
+        for len in [0usize, 1, 63, 64, 65, 127, 128, 129, 2_000] {
+            let bytes: Vec<u8> = (0..len).map(|i| (i % 251) as u8).collect();
+            let mut out = b"head".to_vec();
+            push_large(&mut out, &bytes);
+            assert_eq!(out.len(), 4 + len);
+            assert_eq!(&out[..4], b"head");
+            assert_eq!(&out[4..], bytes.as_slice(), "length {len}");
         }
     }
 

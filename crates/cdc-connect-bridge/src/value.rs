@@ -607,7 +607,7 @@ pub fn change_value(schema: Option<&PreparedSchema>, parts: &EnvelopeParts<'_>) 
     let mut out = Vec::with_capacity(size);
     if let Some(schema) = schema {
         out.extend_from_slice(b"{\"schema\":");
-        out.extend_from_slice(schema.json().as_bytes());
+        json::push_large(&mut out, schema.json().as_bytes());
         out.extend_from_slice(b",\"payload\":");
     }
     out.extend_from_slice(b"{\"before\":");
