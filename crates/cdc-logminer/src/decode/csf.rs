@@ -78,15 +78,25 @@ pub fn join_continuations(rows: Vec<MinedRow>) -> Result<Vec<MinedRow>, DecodeEr
         return Ok(rows);
     }
     let mut out = Vec::with_capacity(rows.len());
+    join_continuations_into(rows, |row| out.push(row))?;
+    Ok(out)
+}
+
+/// [`join_continuations`] over any sequence of rows, handing each joined row to `emit` in
+/// order (a caller that keeps rows in chunks moves each row once).
+pub fn join_continuations_into(
+    rows: impl IntoIterator<Item = MinedRow>,
+    mut emit: impl FnMut(MinedRow),
+) -> Result<(), DecodeError> {
     let mut pending: Vec<MinedRow> = Vec::new();
     for row in rows {
         if row.csf {
             pending.push(row);
         } else if pending.is_empty() {
-            out.push(row);
+            emit(row);
         } else {
             pending.push(row);
-            out.push(reassemble(&pending)?);
+            emit(reassemble(&pending)?);
             pending.clear();
         }
     }
@@ -96,5 +106,5 @@ pub fn join_continuations(rows: Vec<MinedRow>) -> Result<Vec<MinedRow>, DecodeEr
             RowContext::of(first, None),
         ));
     }
-    Ok(out)
+    Ok(())
 }

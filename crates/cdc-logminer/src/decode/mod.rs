@@ -44,7 +44,7 @@ mod table;
 mod temporal;
 
 pub use convert::{ConvertError, convert};
-pub use csf::{join_continuations, reassemble};
+pub use csf::{join_continuations, join_continuations_into, reassemble};
 pub use ddl::{DdlInfo, DdlKind, DdlTable, OtherDdl, classify_ddl};
 pub use error::{DecodeError, DecodeReason, ExcludedKeyColumn, RowContext};
 pub use filter::{ColumnExclusions, ColumnFilter};

@@ -57,7 +57,7 @@ use cdc_offset::{DbIdentity, LastCommit, Position, ResumePoint, SkipDecision, Sk
 use self::failures::{AtCommit, HeldFailure, HeldFailures};
 use crate::decode::{
     ColumnFilter, DdlInfo, DdlKind, DecodeError, DecodeOptions, DecodePool, DecodeTable, Decoded,
-    RowIds, classify_ddl, decode_rows_with, join_continuations, restore_row_id,
+    RowIds, classify_ddl, decode_rows_with, join_continuations_into, restore_row_id,
 };
 use crate::source::{
     CaptureMode, CapturedObject, LogInventoryQuery, MiningQuery, MiningWindow, RedoBound,
@@ -2015,11 +2015,8 @@ impl StepRows {
         if !self.iter().any(|row| row.csf) {
             return Ok(self);
         }
-        let joined = join_continuations(self.chunks.into_iter().flatten().collect())?;
         let mut rows = StepRows::default();
-        for row in joined {
-            rows.push(row);
-        }
+        join_continuations_into(self.chunks.into_iter().flatten(), |row| rows.push(row))?;
         Ok(rows)
     }
 }
