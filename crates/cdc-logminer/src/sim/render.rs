@@ -30,26 +30,32 @@ pub fn quote(text: &str) -> String {
 }
 
 fn write_quoted(out: &mut String, text: &str) {
-    write_enclosed(out, text, '\'');
+    write_enclosed(out, text, b'\'');
 }
 
 /// `"…"` with double quotes doubled: an identifier as SQL_REDO quotes it.
 fn write_identifier(out: &mut String, name: &str) {
-    write_enclosed(out, name, '"');
+    write_enclosed(out, name, b'"');
 }
 
 /// `text` between two `quote`s, each `quote` inside doubled.
-fn write_enclosed(out: &mut String, text: &str, quote: char) {
+fn write_enclosed(out: &mut String, text: &str, quote: u8) {
+    let q = char::from(quote);
     out.reserve(text.len() + 2);
-    out.push(quote);
+    out.push(q);
+    // the quote is ASCII: its byte never occurs inside a multi-byte character, so a byte scan
+    // (much cheaper than a char search on the short texts of a row) finds every one of them
     let mut rest = text;
-    while let Some(i) = rest.find(quote) {
-        out.push_str(&rest[..=i]);
-        out.push(quote);
-        rest = &rest[i + 1..];
+    while let Some(at) = rest.bytes().position(|b| b == quote) {
+        let Some((head, tail)) = rest.split_at_checked(at + 1) else {
+            break;
+        };
+        out.push_str(head);
+        out.push(q);
+        rest = tail;
     }
     out.push_str(rest);
-    out.push(quote);
+    out.push(q);
 }
 
 /// `"OWNER"."TABLE"`: the target of a statement.
@@ -747,6 +753,17 @@ mod tests {
 
     fn dt(y: i16, mo: u8, d: u8, h: u8, mi: u8, s: u8, n: u32) -> OracleDateTime {
         OracleDateTime::new(y, mo, d, h, mi, s, n).unwrap()
+    }
+
+    #[test]
+    fn quotes_inside_text_and_names_are_doubled() {
+        let text = |s: &str| literal(&col(ColumnType::Varchar2), &Value::Text(s.into()));
+        assert_eq!(text("a'b"), "'a''b'");
+        assert_eq!(text("'"), "''''");
+        assert_eq!(text("''x''"), "'''''x'''''");
+        assert_eq!(text("é'€'😀"), "'é''€''😀'");
+        assert_eq!(text("no quote: \"é\""), "'no quote: \"é\"'");
+        assert_eq!(target("O\"W", "T'\"\"X"), "\"O\"\"W\".\"T'\"\"\"\"X\"");
     }
 
     #[test]
