@@ -31,7 +31,7 @@ use rdkafka::config::RDKafkaLogLevel;
 use rdkafka::consumer::{BaseConsumer, Consumer};
 use rdkafka::error::{KafkaError, RDKafkaErrorCode};
 use rdkafka::message::{BorrowedMessage, DeliveryResult, Header, Headers, Message, OwnedHeaders};
-use rdkafka::producer::{BaseProducer, BaseRecord, Producer, ProducerContext};
+use rdkafka::producer::{BaseProducer, BaseRecord, ProducerContext};
 use rdkafka::{ClientContext, Offset, TopicPartitionList};
 use serde_json::{Map, Value as Json};
 
@@ -192,6 +192,9 @@ pub(crate) fn redact(mut message: String, props: &[(String, String)]) -> String 
 }
 
 type Delivery = Arc<Mutex<Option<Result<(i32, i64), KafkaError>>>>;
+
+/// How often a writer waiting for its offset record's delivery report serves the reports.
+const REPORT_POLL: Duration = Duration::from_micros(200);
 
 /// Records the delivery report of each offset record in the slot it was sent with.
 struct DeliveryContext;
@@ -558,24 +561,33 @@ impl KafkaOffsetStore {
         self.producer
             .send(record)
             .map_err(|(error, _)| OffsetStoreError::kafka("sending an offset record", error))?;
-        let flushed = self
-            .producer
-            .flush(self.timeout)
-            .map_err(|e| OffsetStoreError::kafka("flushing the offset record", e));
-        let outcome = slot
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-            .take();
+        // Waits for this record's own delivery report, serving the reports that arrived every
+        // REPORT_POLL. rdkafka's flush serves them in slices of 100 ms, so every offset write
+        // took at least that long, and an at-least-once task sends nothing past its first
+        // record until that record's offset is written. (A poll with a timeout below a
+        // millisecond does not wait: it spins.)
+        let deadline = Instant::now() + self.timeout;
+        let outcome = loop {
+            self.producer.poll(Duration::ZERO);
+            let outcome = slot
+                .lock()
+                .unwrap_or_else(|poisoned| poisoned.into_inner())
+                .take();
+            if outcome.is_some() || Instant::now() >= deadline {
+                break outcome;
+            }
+            std::thread::sleep(REPORT_POLL);
+        };
         match outcome {
             Some(Ok(_)) => Ok(()),
             Some(Err(source)) => Err(OffsetStoreError::NotDelivered {
                 topic: self.topic.clone(),
                 source,
             }),
-            None => Err(flushed.err().unwrap_or(OffsetStoreError::NoDeliveryReport {
+            None => Err(OffsetStoreError::NoDeliveryReport {
                 topic: self.topic.clone(),
                 waited: self.timeout,
-            })),
+            }),
         }
     }
 

@@ -15,7 +15,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::thread::JoinHandle;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use cdc_buffer::OpsEvent;
 use cdc_core::CdcError;
@@ -581,8 +581,14 @@ impl Delivery {
     }
 }
 
-/// Writes the acknowledged position to the offsets topic on its own thread, as soon as the
-/// previous write is done: the delivery loop never waits for an offset write.
+/// At least once, the shortest time between the starts of two offset writes (but the last,
+/// when the task stops). A write takes a round trip to the broker; writing again at once
+/// after each one spent CPU for nothing, as the window, not the offsets' age, bounds what a
+/// restart looks for.
+const OFFSET_WRITE_SPACING: Duration = Duration::from_millis(50);
+
+/// Writes the acknowledged position to the offsets topic on its own thread, at most every
+/// [`OFFSET_WRITE_SPACING`]: the delivery loop never waits for an offset write.
 struct OffsetCommitter {
     shared: Arc<CommitterState>,
     thread: Option<JoinHandle<()>>,
@@ -673,6 +679,8 @@ fn commit_offsets(
     stats: &TaskStats,
     window: u64,
 ) {
+    // the first write goes at once: nothing is sent past the task's first record before it
+    let mut next_write = Instant::now();
     loop {
         let (latest, finishing, settled) = {
             let mut slot = state.slot.lock();
@@ -683,18 +691,24 @@ fn commit_offsets(
                     (None, _) => false,
                 };
                 let settled = slot.finishing && slot.settled && !slot.settled_written;
-                if pending || (settled && slot.latest.is_some()) {
+                let due = pending || (settled && slot.latest.is_some());
+                if due && (slot.finishing || Instant::now() >= next_write) {
                     break (slot.latest.clone(), slot.finishing, settled);
                 }
-                if slot.finishing || slot.failure.is_some() {
+                if !due && (slot.finishing || slot.failure.is_some()) {
                     return;
                 }
-                state.wake.wait(&mut slot);
+                if due {
+                    state.wake.wait_until(&mut slot, next_write);
+                } else {
+                    state.wake.wait(&mut slot);
+                }
             }
         };
         let Some((position, through)) = latest else {
             return;
         };
+        next_write = Instant::now() + OFFSET_WRITE_SPACING;
         match store.write_delivered(&position, if settled { 0 } else { window }) {
             Ok(()) => {
                 let mut slot = state.slot.lock();
