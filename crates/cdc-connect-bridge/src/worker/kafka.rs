@@ -28,6 +28,9 @@ use crate::worker::acks::AckTracker;
 /// How long one admin or transaction call may take.
 pub const CALL_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// How often a wait for delivery reports looks whether they all came.
+const SETTLE_POLL: Duration = Duration::from_micros(200);
+
 /// A Kafka failure of the worker. No variant carries a client property's value.
 #[derive(Debug, thiserror::Error)]
 pub enum KafkaFailure {
@@ -297,9 +300,22 @@ impl RecordProducer {
 
     /// Waits until every sent record has its delivery report.
     pub fn flush(&self, timeout: Duration) -> Result<(), KafkaFailure> {
+        self.settle(timeout);
         self.producer
             .flush(timeout)
             .map_err(|e| KafkaFailure::kafka("flushing the producer", e))
+    }
+
+    /// Waits up to `timeout` until every record sent has its delivery report, which the
+    /// producer's own thread serves. rdkafka's flush (also the first step of a transaction's
+    /// commit) waits in polls of up to 100 ms that run to their end, so a flush or commit
+    /// with anything in flight took at least 100 ms; after this wait it finds nothing to
+    /// wait for.
+    fn settle(&self, timeout: Duration) {
+        let deadline = Instant::now() + timeout;
+        while self.producer.in_flight_count() > 0 && Instant::now() < deadline {
+            std::thread::sleep(SETTLE_POLL);
+        }
     }
 
     pub fn init_transactions(&self) -> Result<(), KafkaFailure> {
@@ -315,6 +331,7 @@ impl RecordProducer {
     }
 
     pub fn commit_transaction(&self) -> Result<(), KafkaFailure> {
+        self.settle(CALL_TIMEOUT);
         self.producer
             .commit_transaction(CALL_TIMEOUT)
             .map_err(|e| KafkaFailure::kafka("committing a Kafka transaction", e))
