@@ -83,7 +83,6 @@ const PAIRS: &[u8; 200] = b"\
     6061626364656667686970717273747576777879\
     8081828384858687888990919293949596979899";
 
-/// An unsigned integer in decimal, two digits at a time.
 /// Appends `bytes` (pre-rendered JSON of a kilobyte or more, such as a table's Connect schema)
 /// 64 bytes at a time. A copy of this size through the C library's `memcpy` takes the CPU's
 /// string-move instruction, which is several times slower than vector moves on some CPUs
@@ -97,6 +96,7 @@ pub fn push_large(out: &mut Vec<u8>, bytes: &[u8]) {
     out.extend_from_slice(rest);
 }
 
+/// An unsigned integer in decimal, two digits at a time.
 pub fn push_u64(out: &mut Vec<u8>, n: u64) {
     let mut digits = [0u8; 20];
     let mut at = digits.len();

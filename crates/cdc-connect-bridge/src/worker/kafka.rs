@@ -300,19 +300,19 @@ impl RecordProducer {
 
     /// Waits until every sent record has its delivery report.
     pub fn flush(&self, timeout: Duration) -> Result<(), KafkaFailure> {
-        self.settle(timeout);
+        let deadline = Instant::now() + timeout;
+        self.settle(deadline);
         self.producer
-            .flush(timeout)
+            .flush(deadline.saturating_duration_since(Instant::now()))
             .map_err(|e| KafkaFailure::kafka("flushing the producer", e))
     }
 
-    /// Waits up to `timeout` until every record sent has its delivery report, which the
-    /// producer's own thread serves. rdkafka's flush (also the first step of a transaction's
+    /// Waits until every record sent has its delivery report, which the producer's own
+    /// thread serves, or `deadline`. rdkafka's flush (also the first step of a transaction's
     /// commit) waits in polls of up to 100 ms that run to their end, so a flush or commit
     /// with anything in flight took at least 100 ms; after this wait it finds nothing to
     /// wait for.
-    fn settle(&self, timeout: Duration) {
-        let deadline = Instant::now() + timeout;
+    fn settle(&self, deadline: Instant) {
         while self.producer.in_flight_count() > 0 && Instant::now() < deadline {
             std::thread::sleep(SETTLE_POLL);
         }
@@ -331,7 +331,8 @@ impl RecordProducer {
     }
 
     pub fn commit_transaction(&self) -> Result<(), KafkaFailure> {
-        self.settle(CALL_TIMEOUT);
+        // as rdkafka's own flush and commit did, each wait may take the whole call timeout
+        self.settle(Instant::now() + CALL_TIMEOUT);
         self.producer
             .commit_transaction(CALL_TIMEOUT)
             .map_err(|e| KafkaFailure::kafka("committing a Kafka transaction", e))

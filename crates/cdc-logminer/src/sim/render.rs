@@ -38,8 +38,9 @@ fn write_identifier(out: &mut String, name: &str) {
     write_enclosed(out, name, b'"');
 }
 
-/// `text` between two `quote`s, each `quote` inside doubled.
+/// `text` between two `quote`s (an ASCII character), each `quote` inside doubled.
 fn write_enclosed(out: &mut String, text: &str, quote: u8) {
+    debug_assert!(quote.is_ascii());
     let q = char::from(quote);
     out.reserve(text.len() + 2);
     out.push(q);
