@@ -729,3 +729,72 @@ fn commit_offsets(
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cdc_core::Scn;
+    use cdc_offset::{DbIdentity, ResumePoint};
+
+    fn position(scn: u64) -> Arc<Position> {
+        Arc::new(Position::new(
+            ResumePoint::from_scn(Scn(scn)),
+            DbIdentity::new(1, Scn(1)),
+            1,
+        ))
+    }
+
+    /// Offers that come faster than the committer writes are coalesced, and a stop writes the
+    /// newest one at once, with an empty window when everything sent was acknowledged.
+    #[test]
+    fn a_stop_writes_the_newest_offer_even_inside_the_write_spacing() {
+        let broker = match std::env::var("CDC_TEST_BROKER") {
+            Ok(broker) if !broker.is_empty() => broker,
+            _ if std::env::var_os("CI").is_some() => panic!("CI must set CDC_TEST_BROKER"),
+            _ => {
+                eprintln!("skipped: CDC_TEST_BROKER is not set");
+                return;
+            }
+        };
+        let stamp = std::time::SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos());
+        let topic = format!("committer-{stamp}");
+        let store = Arc::new(
+            KafkaOffsetStore::open_with_timeout(
+                &broker,
+                &topic,
+                "committer-test",
+                "cdc",
+                &[],
+                Duration::from_secs(20),
+            )
+            .expect("an offset store"),
+        );
+        let stats = Arc::new(TaskStats::default());
+        let committer =
+            OffsetCommitter::start(Arc::clone(&store), Arc::clone(&stats), 500).expect("started");
+        committer.offer(position(10), 1);
+        // the first write goes at once; every later offer lands within the spacing
+        let waited = Instant::now();
+        while committer.written_through() < 1 {
+            assert!(waited.elapsed() < Duration::from_secs(20), "first offset");
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        for scn in 11..=30 {
+            committer.offer(position(scn), scn - 9);
+        }
+        committer.finish(true).expect("finished");
+
+        let stored = store
+            .read_latest_stored()
+            .expect("read")
+            .expect("an offset");
+        assert_eq!(stored.position.resume.scn, Scn(30));
+        assert_eq!(stored.delivered_window, Some(0));
+        // coalesced: fewer writes than the 21 offers (each write is a broker round trip, the
+        // offers came within microseconds)
+        let written = stats.delivery.lock().offsets_committed;
+        assert!((2..21).contains(&written), "{written} writes");
+    }
+}
