@@ -101,6 +101,35 @@ fn a_topic_that_cannot_be_created_is_reported_once_by_name() {
 }
 
 #[test]
+fn several_topics_are_created_in_one_call_and_a_bad_one_is_named() {
+    let Some(broker) = broker() else { return };
+    let clients = KafkaClients::plain(&broker);
+    let mut admin = clients.admin().unwrap();
+    let mut specs: Vec<TopicSpec> = (0..4)
+        .map(|i| TopicSpec::plain(unique(&format!("topics-many{i}-"))))
+        .collect();
+    // a name asked for twice is one topic
+    specs.push(specs[0].clone());
+    admin.ensure_all(&specs).unwrap();
+    for spec in &specs {
+        assert_eq!(partitions(&broker, &spec.name), 1, "{}", spec.name);
+    }
+
+    // one topic the client refuses among good ones: the error names it, the others are made
+    let good = unique("topics-good-");
+    let bad = unique("topics-refused-");
+    let mut refused = TopicSpec::plain(bad.clone());
+    refused.partitions = -5;
+    let error = admin
+        .ensure_all(&[TopicSpec::plain(good.clone()), refused])
+        .expect_err("a topic of -5 partitions cannot be created");
+    let message = error.to_string();
+    assert!(message.contains(&bad), "{message}");
+    assert!(!message.contains(&good), "{message}");
+    assert_eq!(partitions(&broker, &good), 1, "{good}");
+}
+
+#[test]
 fn a_topic_that_never_shows_a_partition_is_an_error_naming_it() {
     let Some(broker) = broker() else { return };
     let clients = KafkaClients::plain(&broker);

@@ -386,29 +386,55 @@ impl fmt::Debug for TopicAdmin {
 impl TopicAdmin {
     /// Creates `spec.name` unless it exists (or was seen before).
     pub fn ensure(&mut self, spec: &TopicSpec) -> Result<(), KafkaFailure> {
-        if self.known.contains(&spec.name) {
-            return Ok(());
-        }
-        let replication = TopicReplication::Fixed(i32::from(spec.replication.unwrap_or(-1)));
-        let mut topic = NewTopic::new(&spec.name, spec.partitions, replication);
-        for (key, value) in &spec.configs {
-            topic = topic.set(key, value);
-        }
-        let options = AdminOptions::new().operation_timeout(Some(CALL_TIMEOUT));
-        let results = block_on(self.admin.create_topics([&topic], &options)).map_err(|source| {
-            KafkaFailure::CreateTopicRequest {
-                topic: spec.name.clone(),
-                source,
+        self.ensure_all(std::slice::from_ref(spec))
+    }
+
+    /// Creates those of `specs` that do not exist (and were not seen before) in one request,
+    /// then waits until the metadata shows every one of them. A connector's first start over
+    /// many tables asks for many topics at once; one round trip each took about 9 ms on a busy
+    /// broker, a second per hundred tables.
+    pub fn ensure_all(&mut self, specs: &[TopicSpec]) -> Result<(), KafkaFailure> {
+        let mut new: Vec<&TopicSpec> = Vec::with_capacity(specs.len());
+        for spec in specs {
+            if !self.known.contains(&spec.name) && !new.iter().any(|n| n.name == spec.name) {
+                new.push(spec);
             }
-        })?;
+        }
+        let Some(first) = new.first() else {
+            return Ok(());
+        };
+        let topics: Vec<NewTopic<'_>> = new.iter().map(|spec| new_topic(spec)).collect();
+        let options = AdminOptions::new().operation_timeout(Some(CALL_TIMEOUT));
+        let results = match block_on(self.admin.create_topics(&topics, &options)) {
+            Ok(results) => results,
+            // the client refused the request before sending it, for one of the topics: one
+            // at a time, so that the error names that topic
+            Err(KafkaError::AdminOpCreation(_)) if new.len() > 1 => {
+                for spec in new {
+                    self.ensure(spec)?;
+                }
+                return Ok(());
+            }
+            Err(source) => {
+                return Err(KafkaFailure::CreateTopicRequest {
+                    topic: if new.len() > 1 {
+                        format!("{} (and {} more)", first.name, new.len() - 1)
+                    } else {
+                        first.name.clone()
+                    },
+                    source,
+                });
+            }
+        };
         for result in results {
             match result {
                 Ok(_) | Err((_, RDKafkaErrorCode::TopicAlreadyExists)) => {}
                 Err((topic, code)) => return Err(KafkaFailure::CreateTopic { topic, code }),
             }
         }
-        self.wait_for_metadata(&spec.name)?;
-        self.known.insert(spec.name.clone());
+        let names: Vec<&str> = new.iter().map(|spec| spec.name.as_str()).collect();
+        self.wait_for_metadata(&names)?;
+        self.known.extend(names.iter().map(|&name| name.to_owned()));
         Ok(())
     }
 
@@ -420,31 +446,46 @@ impl TopicAdmin {
 
     /// A new topic may take a moment to appear in metadata. One that does not appear, with at
     /// least one partition, within the wait is an error naming it: nothing could be written
-    /// to it.
-    fn wait_for_metadata(&self, topic: &str) -> Result<(), KafkaFailure> {
+    /// to it. One topic is asked about alone; several, with the whole cluster's metadata.
+    fn wait_for_metadata(&self, topics: &[&str]) -> Result<(), KafkaFailure> {
         let started = Instant::now();
+        let asked = match topics {
+            [one] => Some(*one),
+            _ => None,
+        };
         loop {
             let metadata = self
                 .admin
                 .inner()
-                .fetch_metadata(Some(topic), CALL_TIMEOUT)
+                .fetch_metadata(asked, CALL_TIMEOUT)
                 .map_err(|e| KafkaFailure::kafka("reading topic metadata", e))?;
-            let ready = metadata
+            let ready: HashSet<&str> = metadata
                 .topics()
                 .iter()
-                .any(|t| t.name() == topic && t.error().is_none() && !t.partitions().is_empty());
-            if ready {
+                .filter(|t| t.error().is_none() && !t.partitions().is_empty())
+                .map(|t| t.name())
+                .collect();
+            let Some(missing) = topics.iter().find(|topic| !ready.contains(*topic)) else {
                 return Ok(());
-            }
+            };
             if started.elapsed() > self.metadata_wait {
                 return Err(KafkaFailure::TopicNotVisible {
-                    topic: topic.to_owned(),
+                    topic: (*missing).to_owned(),
                     waited: self.metadata_wait,
                 });
             }
             std::thread::sleep(Duration::from_millis(50));
         }
     }
+}
+
+fn new_topic(spec: &TopicSpec) -> NewTopic<'_> {
+    let replication = TopicReplication::Fixed(i32::from(spec.replication.unwrap_or(-1)));
+    let mut topic = NewTopic::new(&spec.name, spec.partitions, replication);
+    for (key, value) in &spec.configs {
+        topic = topic.set(key, value);
+    }
+    topic
 }
 
 /// Creates the table topics on a thread of its own, so that the first record of a table never
@@ -468,6 +509,9 @@ impl fmt::Debug for TopicCreator {
     }
 }
 
+/// Topics created in one CreateTopics request at most.
+const MAX_TOPICS_PER_REQUEST: usize = 100;
+
 impl TopicCreator {
     /// Starts the thread, which creates topics with `admin`. `known`: topics that exist.
     pub fn start(
@@ -481,8 +525,11 @@ impl TopicCreator {
             std::thread::Builder::new()
                 .name("oracle-cdc-topics".into())
                 .spawn(move || {
-                    for spec in received {
-                        if let Err(error) = admin.ensure(&spec) {
+                    // what was asked for while the last request ran goes in the next one
+                    for spec in received.iter() {
+                        let mut batch = vec![spec];
+                        batch.extend(received.try_iter().take(MAX_TOPICS_PER_REQUEST - 1));
+                        if let Err(error) = admin.ensure_all(&batch) {
                             *failure.lock() = Some(error);
                             return;
                         }

@@ -200,9 +200,7 @@ pub fn run_task(
         None
     };
     if let Some(admin) = admin.as_mut() {
-        for spec in side_topic_specs(config) {
-            admin.ensure(&spec)?;
-        }
+        admin.ensure_all(&side_topic_specs(config))?;
     }
     let mode = delivery_mode(config);
     let acks = Arc::new(Mutex::new(acks::AckTracker::new()));
