@@ -89,7 +89,7 @@ type Error = Box<dyn std::error::Error>;
 /// How long one connector run, bare run or read-back may take before the bench gives up.
 const RUN_TIMEOUT: Duration = Duration::from_secs(600);
 /// How often the connector's metrics are read while it runs.
-const POLL_EVERY: Duration = Duration::from_millis(5);
+const POLL_EVERY: Duration = Duration::from_millis(1);
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Mode {

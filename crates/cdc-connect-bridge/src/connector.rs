@@ -341,8 +341,7 @@ impl ConnectorControl for Connector {
 
     fn metrics(&self) -> MetricsSnapshot {
         let stats = Arc::clone(&self.inner.lock().stats);
-        let mut delivery = *stats.delivery.lock();
-        delivery.queue_depth = stats.queue_depth.load(Ordering::SeqCst);
+        let mut delivery = stats.delivery();
         let engine = *stats.engine.lock();
         delivery.scn_lag = if engine.current_scn == 0 {
             -1

@@ -23,9 +23,9 @@ pub mod plan;
 mod present;
 pub mod source;
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{Receiver, SyncSender, TrySendError};
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use cdc_buffer::BufferMetrics;
@@ -111,6 +111,22 @@ pub struct TaskStats {
     pub delivery: Mutex<DeliveryMetrics>,
     /// Engine records in the queue.
     pub queue_depth: AtomicU64,
+    /// At least once: the producer's delivery tracker, so that the acknowledged count is read
+    /// as it stands, not as the delivery thread last offered it (up to its idle tick late).
+    acks: OnceLock<Arc<Mutex<acks::AckTracker>>>,
+}
+
+impl TaskStats {
+    /// The delivery counters as they stand.
+    pub fn delivery(&self) -> DeliveryMetrics {
+        let mut delivery = *self.delivery.lock();
+        delivery.queue_depth = self.queue_depth.load(Ordering::SeqCst);
+        if let Some(acks) = self.acks.get() {
+            let acked = acks.lock().acked_records();
+            delivery.records_acknowledged = delivery.records_acknowledged.max(acked);
+        }
+        delivery
+    }
 }
 
 impl Default for TaskStats {
@@ -126,6 +142,7 @@ impl Default for TaskStats {
                 ..DeliveryMetrics::default()
             }),
             queue_depth: AtomicU64::new(0),
+            acks: OnceLock::new(),
         }
     }
 }
@@ -204,6 +221,11 @@ pub fn run_task(
     }
     let mode = delivery_mode(config);
     let acks = Arc::new(Mutex::new(acks::AckTracker::new()));
+    // exactly-once counts a record once its Kafka transaction committed, which the delivery
+    // thread says itself
+    if mode == DeliveryMode::AtLeastOnce {
+        let _ = stats.acks.set(Arc::clone(&acks));
+    }
     let txn_id = transactional_id(config);
     let producer = clients.producer(
         (mode == DeliveryMode::ExactlyOnce).then_some(txn_id.as_str()),
@@ -442,4 +464,30 @@ fn mine<S: RedoSource>(
 fn publish<S: RedoSource>(engine: &CaptureEngine<S>, stats: &TaskStats) {
     *stats.engine.lock() = engine.metrics();
     *stats.buffer.lock() = engine.buffer_metrics();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn at_least_once_counts_acknowledged_records_as_the_reports_arrive() {
+        let stats = TaskStats::default();
+        let acks = Arc::new(Mutex::new(acks::AckTracker::new()));
+        let _ = stats.acks.set(Arc::clone(&acks));
+        let (first, second) = {
+            let mut tracker = acks.lock();
+            (tracker.register(2, None), tracker.register(1, None))
+        };
+        assert_eq!(stats.delivery().records_acknowledged, 0);
+        // reports in any order, none offered by the delivery thread yet
+        acks.lock().ack(second);
+        acks.lock().ack(first);
+        assert_eq!(stats.delivery().records_acknowledged, 2);
+        // a count the delivery thread set (a committed Kafka transaction) is never lowered
+        stats.delivery.lock().records_acknowledged = 5;
+        assert_eq!(stats.delivery().records_acknowledged, 5);
+        stats.queue_depth.store(3, Ordering::SeqCst);
+        assert_eq!(stats.delivery().queue_depth, 3);
+    }
 }
