@@ -123,16 +123,7 @@ impl AckTracker {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use cdc_core::Scn;
-    use cdc_offset::{DbIdentity, ResumePoint};
-
-    fn position(scn: u64) -> Arc<Position> {
-        Arc::new(Position::new(
-            ResumePoint::from_scn(Scn(scn)),
-            DbIdentity::new(1, Scn(1)),
-            1,
-        ))
-    }
+    use crate::worker::test_support::position;
 
     #[test]
     fn the_committable_position_never_passes_a_record_in_flight() {

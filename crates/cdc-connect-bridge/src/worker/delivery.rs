@@ -733,28 +733,15 @@ fn commit_offsets(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::worker::test_support::position;
     use cdc_core::Scn;
-    use cdc_offset::{DbIdentity, ResumePoint};
-
-    fn position(scn: u64) -> Arc<Position> {
-        Arc::new(Position::new(
-            ResumePoint::from_scn(Scn(scn)),
-            DbIdentity::new(1, Scn(1)),
-            1,
-        ))
-    }
 
     /// Offers that come faster than the committer writes are coalesced, and a stop writes the
     /// newest one at once, with an empty window when everything sent was acknowledged.
     #[test]
     fn a_stop_writes_the_newest_offer_even_inside_the_write_spacing() {
-        let broker = match std::env::var("CDC_TEST_BROKER") {
-            Ok(broker) if !broker.is_empty() => broker,
-            _ if std::env::var_os("CI").is_some() => panic!("CI must set CDC_TEST_BROKER"),
-            _ => {
-                eprintln!("skipped: CDC_TEST_BROKER is not set");
-                return;
-            }
+        let Some(broker) = crate::worker::test_support::broker() else {
+            return;
         };
         let stamp = std::time::SystemTime::now()
             .duration_since(UNIX_EPOCH)

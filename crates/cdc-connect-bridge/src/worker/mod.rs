@@ -466,6 +466,38 @@ fn publish<S: RedoSource>(engine: &CaptureEngine<S>, stats: &TaskStats) {
     *stats.buffer.lock() = engine.buffer_metrics();
 }
 
+/// What the worker's unit tests share.
+#[cfg(test)]
+pub(crate) mod test_support {
+    use std::sync::Arc;
+
+    use cdc_core::Scn;
+    use cdc_offset::{DbIdentity, Position, ResumePoint};
+
+    /// A position resuming at `scn`.
+    pub fn position(scn: u64) -> Arc<Position> {
+        Arc::new(Position::new(
+            ResumePoint::from_scn(Scn(scn)),
+            DbIdentity::new(1, Scn(1)),
+            1,
+        ))
+    }
+
+    /// The test broker (`CDC_TEST_BROKER`); `None`, said once, when there is none, which
+    /// under CI is a failure.
+    #[allow(clippy::panic)]
+    pub fn broker() -> Option<String> {
+        match std::env::var("CDC_TEST_BROKER") {
+            Ok(broker) if !broker.is_empty() => Some(broker),
+            _ if std::env::var_os("CI").is_some() => panic!("CI must set CDC_TEST_BROKER"),
+            _ => {
+                eprintln!("skipped: CDC_TEST_BROKER is not set");
+                None
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
