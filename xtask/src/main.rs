@@ -1,7 +1,8 @@
 //! `cargo x`: the developer tasks of oracle-cdc.
 //!
-//! - `cargo x ci`: exactly what CI runs: `cargo fmt --check`, clippy over the whole workspace
-//!   with warnings denied, and every test, closing with one `N passed, N failed` line.
+//! - `cargo x ci`: exactly what CI runs: `cargo fmt --check`, the module boundaries of
+//!   `cdc-logminer` ([`boundaries`]), clippy over the whole workspace with warnings denied, and
+//!   every test and doctest, closing with one `N passed, N failed` line.
 //! - `cargo x bench [BENCH…]`: the criterion benches (all, or the named bench targets).
 //! - `cargo x bench e2e [OPTION…]`: the connector's end-to-end throughput into a broker beside
 //!   a bare rdkafka producer (`docs/benchmarks.md`). It uses the broker `CDC_TEST_BOOTSTRAP` or
@@ -16,15 +17,18 @@ use std::env;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 
+mod boundaries;
+
 const USAGE: &str = "\
 usage: cargo x <task>
 
 tasks:
-  ci                          fmt check, clippy -D warnings, all tests (what CI runs)
+  ci                          fmt check, module boundaries, clippy -D warnings, all tests
+                              and doctests (what CI runs)
   bench [BENCH...]            criterion benches (all, or the named ones: decode, engine,
                               offset_codec)
   bench e2e [OPTION...]       end-to-end throughput into a broker, EOS and ALO, beside a bare
-                              producer (docs/benchmarks.md); options go to the example:
+                              producer (docs/benchmarks.md); options go to the bench:
                               --changes N --runs N --seed N --modes eos,alo --no-verify
                               --set KEY=VALUE (a connector setting, for experiments)
   fuzz decode --seconds N     fuzz the SQL_REDO parser for N seconds (default 60); needs
@@ -91,6 +95,15 @@ fn ci() -> Result<(), String> {
     fmt.args(["fmt", "--all", "--", "--check"]);
     run("cargo fmt --check", fmt)?;
 
+    println!("==> module boundaries");
+    let broken = boundaries::check(&workspace_root().join("cdc-logminer/src"))?;
+    if !broken.is_empty() {
+        for line in &broken {
+            println!("{line}");
+        }
+        return Err(format!("{} module boundaries broken", broken.len()));
+    }
+
     let mut clippy = cargo();
     // --all-features: the real Oracle source (feature `oracle`) must build and keep its
     // missing-client test without Oracle Instant Client
@@ -107,7 +120,13 @@ fn ci() -> Result<(), String> {
 
     let mut test = cargo();
     test.args(["test", "--workspace", "--all-targets", "--all-features"]);
-    let (passed, failed) = run_counting("cargo test --workspace", test)?;
+    let (mut passed, mut failed) = run_counting("cargo test --workspace", test)?;
+    // --all-targets leaves the doctests out; they are the crates' front-door examples
+    let mut doc = cargo();
+    doc.args(["test", "--workspace", "--doc", "--all-features"]);
+    let (doc_passed, doc_failed) = run_counting("cargo test --doc", doc)?;
+    passed += doc_passed;
+    failed += doc_failed;
     // one closing line for the whole workspace: cargo prints a line per test binary, and the
     // last of those may belong to a binary with no tests
     println!("{passed} passed, {failed} failed");
@@ -157,19 +176,25 @@ fn count_before(line: &str, label: &str) -> u64 {
         .unwrap_or(0)
 }
 
+/// The criterion benches of the workspace, each a `[[bench]]` target of its crate.
+const CRITERION_BENCHES: [&str; 3] = ["decode", "engine", "offset_codec"];
+
 fn bench(names: &[String]) -> Result<(), String> {
     if names.first().map(String::as_str) == Some("e2e") {
         return bench_e2e(&names[1..]);
     }
     let mut cmd = cargo();
     cmd.args(["bench", "--workspace"]);
+    // every criterion bench unless some are named; e2e needs a broker and runs apart (above)
+    let all = CRITERION_BENCHES.map(str::to_owned);
+    let names = if names.is_empty() { &all[..] } else { names };
     for name in names {
         cmd.args(["--bench", name]);
     }
     run("cargo bench", cmd)
 }
 
-/// `cargo x bench e2e`: the `e2e_bench` example, in release, against the broker the
+/// `cargo x bench e2e`: the `e2e` bench of cdc-connect-bridge (profile `bench`), against the broker the
 /// environment names or a Tansu started for the run.
 fn bench_e2e(args: &[String]) -> Result<(), String> {
     let named = ["CDC_TEST_BOOTSTRAP", "CDC_TEST_BROKER"]
@@ -198,12 +223,11 @@ fn bench_e2e(args: &[String]) -> Result<(), String> {
     print_code_state();
     let mut cmd = cargo();
     cmd.args([
-        "run",
-        "--release",
+        "bench",
         "-p",
         "cdc-connect-bridge",
-        "--example",
-        "e2e_bench",
+        "--bench",
+        "e2e",
         "--",
         "--bootstrap",
         &bootstrap,
@@ -217,7 +241,7 @@ fn bench_e2e(args: &[String]) -> Result<(), String> {
             .flatten(),
     )
     .args(args);
-    let result = run("cargo run --release --example e2e_bench", cmd);
+    let result = run("cargo bench --bench e2e", cmd);
     drop(started);
     result
 }
@@ -361,7 +385,7 @@ fn fuzz(args: &[String]) -> Result<(), String> {
         }
     }
     let fuzz_dir = match target.as_str() {
-        "decode" => workspace_root().join("crates/cdc-logminer/fuzz"),
+        "decode" => workspace_root().join("cdc-logminer/fuzz"),
         other => return Err(format!("unknown fuzz target {other:?}; known: decode")),
     };
     // the corpus grows under corpus/ (not committed); seeds/ holds the reference shapes

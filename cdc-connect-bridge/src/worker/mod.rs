@@ -1,0 +1,490 @@
+//! The connector's task: the capture engine on its own thread, a bounded queue, and the
+//! delivery loop that turns engine records into Kafka records and commits offsets only for
+//! what Kafka acknowledged.
+//!
+//! ```text
+//!  mining thread: CaptureEngine::step ──► bounded queue (back-pressure) ──► delivery loop
+//!                                                                     │ RecordBuilder
+//!            exactly-once: transactional producer, Kafka transactions │ at Oracle commits,
+//!                          offset record inside each (plan.rs)        │
+//!            at-least-once: idempotent producer, delivery reports ───►│ offsets written by
+//!                          (acks.rs), offsets of the acked prefix     │ their own thread
+//! ```
+//!
+//! A task runs until it is told to stop (SIGINT/SIGTERM, REST stop/restart) or fails. Stopping
+//! finishes the Oracle transaction being delivered when it can within
+//! `cdc.shutdown.timeout.ms` (else, under exactly-once, aborts the open Kafka transaction),
+//! commits what was acknowledged, and returns.
+
+pub mod acks;
+pub mod delivery;
+pub mod kafka;
+pub mod plan;
+mod present;
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::mpsc::{Receiver, SyncSender, TrySendError};
+use std::sync::{Arc, OnceLock};
+use std::time::{Duration, Instant};
+
+use cdc_buffer::BufferMetrics;
+use cdc_core::CdcError;
+use cdc_core::config::{CdcConfig, TransactionBoundary};
+use cdc_logminer::engine::{
+    CaptureEngine, EngineMetrics, EngineRecord, EngineSettings, RecordSink, SinkClosed,
+    SystemClock, source_stop,
+};
+use cdc_logminer::source::{RedoSource, SourceSetupError};
+use parking_lot::Mutex;
+
+use crate::builder::RecordBuilder;
+use crate::control::DeliveryMetrics;
+use crate::error::BridgeError;
+use crate::offsets_kafka::{KafkaOffsetStore, OffsetStoreError, StoredOffset};
+use crate::settings::RecordSettings;
+use crate::stored_schemas::StoredSchemas;
+use crate::worker::delivery::{Delivery, DeliveryMode};
+use crate::worker::kafka::{KafkaClients, KafkaFailure, side_topic_specs};
+
+/// Why a task ended other than by being told to.
+#[derive(Debug, thiserror::Error)]
+pub enum TaskError {
+    /// The capture engine stopped with a CDC code.
+    #[error(transparent)]
+    Stop(Box<CdcError>),
+    #[error(transparent)]
+    Kafka(Box<KafkaFailure>),
+    #[error("offsets: {0}")]
+    Offsets(Box<OffsetStoreError>),
+    /// Reading the schema topic back at start failed.
+    #[error("schema topic: {0}")]
+    Schemas(Box<OffsetStoreError>),
+    #[error(transparent)]
+    Record(Box<BridgeError>),
+    #[error(transparent)]
+    Source(Box<SourceSetupError>),
+    #[error("the mining thread ended unexpectedly")]
+    MiningThread,
+    /// The thread that writes at-least-once offsets could not be started.
+    #[error("the offsets thread could not start: {0}")]
+    OffsetsThread(String),
+    /// The thread that creates table topics could not be started.
+    #[error("the topic-creating thread could not start: {0}")]
+    TopicsThread(String),
+}
+
+macro_rules! boxed_from {
+    ($($variant:ident($error:ty)),*) => {$(
+        impl From<$error> for TaskError {
+            fn from(error: $error) -> Self {
+                TaskError::$variant(Box::new(error))
+            }
+        }
+    )*};
+}
+
+boxed_from!(
+    Stop(CdcError),
+    Kafka(KafkaFailure),
+    Offsets(OffsetStoreError),
+    Record(BridgeError),
+    Source(SourceSetupError)
+);
+
+impl TaskError {
+    /// The CDC code of the error, for the `stop` ops event and the status trace.
+    pub fn cdc(&self) -> Option<&CdcError> {
+        match self {
+            TaskError::Stop(e) => Some(e),
+            _ => None,
+        }
+    }
+}
+
+/// What the worker shows of a running task: its metrics, updated as it runs.
+#[derive(Debug)]
+pub struct TaskStats {
+    pub engine: Mutex<EngineMetrics>,
+    pub buffer: Mutex<BufferMetrics>,
+    pub delivery: Mutex<DeliveryMetrics>,
+    /// Engine records in the queue.
+    pub queue_depth: AtomicU64,
+    /// At least once: the producer's delivery tracker, so that the acknowledged count is read
+    /// as it stands, not as the delivery thread last offered it (up to its idle tick late).
+    acks: OnceLock<Arc<Mutex<acks::AckTracker>>>,
+}
+
+impl TaskStats {
+    /// The delivery counters as they stand.
+    pub fn delivery(&self) -> DeliveryMetrics {
+        let mut delivery = *self.delivery.lock();
+        delivery.queue_depth = self.queue_depth.load(Ordering::SeqCst);
+        if let Some(acks) = self.acks.get() {
+            let acked = acks.lock().acked_records();
+            delivery.records_acknowledged = delivery.records_acknowledged.max(acked);
+        }
+        delivery
+    }
+}
+
+impl Default for TaskStats {
+    /// Nothing delivered yet: the commit time and the lag are unknown (−1).
+    fn default() -> Self {
+        TaskStats {
+            engine: Mutex::default(),
+            buffer: Mutex::default(),
+            delivery: Mutex::new(DeliveryMetrics {
+                last_commit_timestamp_ms: -1,
+                millis_behind_source: -1,
+                scn_lag: -1,
+                ..DeliveryMetrics::default()
+            }),
+            queue_depth: AtomicU64::new(0),
+            acks: OnceLock::new(),
+        }
+    }
+}
+
+/// What a running task is told from outside.
+#[derive(Debug, Default)]
+pub struct TaskSignals {
+    /// Stop: finish the Oracle transaction being delivered, commit, return.
+    pub stop: AtomicBool,
+    /// Pause: finish the Oracle transaction being delivered, commit, then wait.
+    pub paused: AtomicBool,
+}
+
+impl TaskSignals {
+    pub fn stopping(&self) -> bool {
+        self.stop.load(Ordering::SeqCst)
+    }
+
+    pub fn pausing(&self) -> bool {
+        self.paused.load(Ordering::SeqCst)
+    }
+}
+
+/// How a task treats its Kafka cluster.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TaskOptions {
+    /// Create the side topics and each table's topic when absent. Off for a cluster that
+    /// creates topics itself on first use and has no admin API (the demo's mock cluster).
+    pub create_topics: bool,
+}
+
+impl Default for TaskOptions {
+    fn default() -> Self {
+        TaskOptions {
+            create_topics: true,
+        }
+    }
+}
+
+/// Whether a configuration delivers exactly once: `transaction.boundary=connector`.
+pub fn delivery_mode(config: &CdcConfig) -> DeliveryMode {
+    if config.connect.transaction_boundary == TransactionBoundary::Connector {
+        DeliveryMode::ExactlyOnce
+    } else {
+        DeliveryMode::AtLeastOnce
+    }
+}
+
+/// The `transactional.id` of a connector: stable across restarts, so a new producer fences
+/// a zombie of the previous run. `cdc.kafka.transactional.id` overrides it.
+pub fn transactional_id(config: &CdcConfig) -> String {
+    config
+        .kafka
+        .client_properties
+        .iter()
+        .find(|(k, _)| *k == "transactional.id")
+        .map(|(_, v)| v.expose().to_owned())
+        .unwrap_or_else(|| format!("oracle-cdc-{}", config.connect.name))
+}
+
+/// Runs one task of the connector until `signals.stop` or a failure.
+pub fn run_task(
+    config: &CdcConfig,
+    stats: &Arc<TaskStats>,
+    signals: &Arc<TaskSignals>,
+    options: TaskOptions,
+) -> Result<(), TaskError> {
+    let clients = KafkaClients::from_config(config)?;
+    let mut admin = if options.create_topics {
+        Some(clients.admin()?)
+    } else {
+        None
+    };
+    if let Some(admin) = admin.as_mut() {
+        admin.ensure_all(&side_topic_specs(config))?;
+    }
+    let mode = delivery_mode(config);
+    let acks = Arc::new(Mutex::new(acks::AckTracker::new()));
+    // exactly-once counts a record once its Kafka transaction committed, which the delivery
+    // thread says itself
+    if mode == DeliveryMode::AtLeastOnce {
+        let _ = stats.acks.set(Arc::clone(&acks));
+    }
+    let txn_id = transactional_id(config);
+    let producer = clients.producer(
+        (mode == DeliveryMode::ExactlyOnce).then_some(txn_id.as_str()),
+        Arc::clone(&acks),
+        admin.is_some(),
+    )?;
+    // Fence any zombie of a previous run before reading the offsets it may have committed.
+    if mode == DeliveryMode::ExactlyOnce {
+        producer.init_transactions()?;
+    }
+    let store = Arc::new(KafkaOffsetStore::open_with(
+        &clients.bootstrap,
+        &config.connect.offset_storage_topic,
+        &config.connect.name,
+        &config.topics.prefix,
+        clients.props(),
+        crate::offsets_kafka::DEFAULT_TIMEOUT,
+        options.create_topics,
+    )?);
+    let stored = store.read_latest_stored()?;
+    tracing::info!(
+        connector = %config.connect.name,
+        mode = ?mode,
+        resume_scn = stored.as_ref().map(|s| s.position.resume.scn.0),
+        "task starting"
+    );
+
+    let source = cdc_logminer::source::from_config(config, stored.as_ref().map(|s| &s.position))?;
+    run_with_source(
+        config, source, stored, stats, signals, producer, store, admin, mode,
+    )
+}
+
+#[allow(clippy::too_many_arguments)]
+fn run_with_source<S: RedoSource + Send + 'static>(
+    config: &CdcConfig,
+    mut source: S,
+    stored: Option<StoredOffset>,
+    stats: &Arc<TaskStats>,
+    signals: &Arc<TaskSignals>,
+    producer: kafka::RecordProducer,
+    store: Arc<KafkaOffsetStore>,
+    admin: Option<kafka::TopicAdmin>,
+    mode: DeliveryMode,
+) -> Result<(), TaskError> {
+    // typed as the engine types it when it opens
+    let database = source.identity().map_err(source_stop)?.name;
+    let record_settings = Arc::new(RecordSettings::from_config(config, &database));
+    // the schema versions the last run published: numbering goes on from them
+    let schemas = StoredSchemas::read(
+        &store,
+        &config.topics.schema,
+        &config.topics.prefix,
+        admin.is_some(),
+    )
+    .map_err(|e| TaskError::Schemas(Box::new(e)))?;
+    let mut settings = EngineSettings::from_config(config);
+    settings.published = schemas.published(&record_settings);
+    let position = stored.as_ref().map(|s| s.position.clone());
+    let engine = CaptureEngine::open(source, settings, position, Box::new(SystemClock::default()))
+        .map_err(TaskError::from)?;
+    let mut builder = RecordBuilder::new(record_settings.as_ref().clone());
+    builder.seed_schema_history(schemas.pruned(engine.position().resume.scn));
+
+    // before the mining thread: a delivery that cannot start leaves nothing running
+    let reader = match &stored {
+        Some(_) if mode == DeliveryMode::AtLeastOnce => Some(store.reader()?),
+        _ => None,
+    };
+    let mut delivery = Delivery::new(
+        mode,
+        config,
+        builder,
+        producer,
+        store,
+        admin,
+        Arc::clone(stats),
+    )?;
+    if let (Some(stored), Some(reader)) = (&stored, reader) {
+        delivery.skip_present(stored, reader);
+    }
+    let capacity = usize::try_from(config.poll.max_records)
+        .unwrap_or(2000)
+        .max(1)
+        .saturating_mul(delivery::POLLS_IN_FLIGHT);
+    let (tx, rx) = std::sync::mpsc::sync_channel::<EngineRecord>(capacity);
+    let mining_stop = Arc::new(AtomicBool::new(false));
+    let mining = {
+        let stats = Arc::clone(stats);
+        let stop = Arc::clone(&mining_stop);
+        std::thread::Builder::new()
+            .name("oracle-cdc-mining".into())
+            .spawn(move || mine(engine, tx, &stats, &stop))
+            .map_err(|_| TaskError::MiningThread)?
+    };
+
+    let delivered = deliver(&mut delivery, &rx, stats, signals, config);
+    // Stop mining: a step in progress finds the queue closed.
+    mining_stop.store(true, Ordering::SeqCst);
+    drop(rx);
+    // Finish delivery before waiting for the mining thread (a step may take long, and a
+    // Kafka transaction must not stay open meanwhile). After a delivery error the open Kafka
+    // transaction may hold part of an engine record: it is aborted, never committed.
+    let finished = if delivered.is_ok() {
+        delivery.finish()
+    } else {
+        delivery.abandon()
+    };
+    let mined = mining.join();
+    stats.queue_depth.store(0, Ordering::SeqCst);
+    delivered?;
+    finished?;
+    match mined {
+        Err(_) => Err(TaskError::MiningThread),
+        Ok(Err(stop)) => {
+            delivery.report_stop(&stop);
+            Err(stop.into())
+        }
+        Ok(Ok(())) => Ok(()),
+    }
+}
+
+/// The delivery loop: takes engine records from the queue until told to stop or the engine
+/// ended, stopping only at a boundary between Oracle transactions (or after the shutdown
+/// timeout).
+fn deliver(
+    delivery: &mut Delivery,
+    rx: &Receiver<EngineRecord>,
+    stats: &TaskStats,
+    signals: &TaskSignals,
+    config: &CdcConfig,
+) -> Result<(), TaskError> {
+    let mut stop_since: Option<Instant> = None;
+    loop {
+        delivery.check()?;
+        if signals.stopping() {
+            let since = *stop_since.get_or_insert_with(Instant::now);
+            if delivery.at_boundary() || since.elapsed() >= config.poll.shutdown_timeout {
+                return Ok(());
+            }
+        } else if signals.pausing() && delivery.at_boundary() {
+            delivery.idle()?;
+            std::thread::sleep(Duration::from_millis(50));
+            continue;
+        }
+        match rx.recv_timeout(Duration::from_millis(20)) {
+            Ok(record) => {
+                stats.queue_depth.fetch_sub(1, Ordering::SeqCst);
+                let waiting = stats.queue_depth.load(Ordering::SeqCst) > 0;
+                delivery.handle(record, waiting)?;
+            }
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => delivery.idle()?,
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => return Ok(()),
+        }
+    }
+}
+
+/// The queue's sending end, counting what waits in it. It never blocks forever: while the
+/// queue is full it checks whether the task is stopping.
+struct QueueSink<'a> {
+    tx: SyncSender<EngineRecord>,
+    stats: &'a TaskStats,
+    stop: &'a AtomicBool,
+}
+
+impl RecordSink for QueueSink<'_> {
+    fn accept(&mut self, record: EngineRecord) -> Result<(), SinkClosed> {
+        let mut record = record;
+        loop {
+            // counted before it is sent, so the receiver never counts it down first
+            self.stats.queue_depth.fetch_add(1, Ordering::SeqCst);
+            match self.tx.try_send(record) {
+                Ok(()) => return Ok(()),
+                Err(TrySendError::Disconnected(_)) => {
+                    self.stats.queue_depth.fetch_sub(1, Ordering::SeqCst);
+                    return Err(SinkClosed);
+                }
+                Err(TrySendError::Full(back)) => {
+                    self.stats.queue_depth.fetch_sub(1, Ordering::SeqCst);
+                    if self.stop.load(Ordering::SeqCst) {
+                        return Err(SinkClosed);
+                    }
+                    record = back;
+                    std::thread::sleep(Duration::from_millis(1));
+                }
+            }
+        }
+    }
+}
+
+/// The mining thread: the engine's run loop until stopped or the engine stops, the task's
+/// metrics refreshed after every step.
+fn mine<S: RedoSource>(
+    mut engine: CaptureEngine<S>,
+    tx: SyncSender<EngineRecord>,
+    stats: &TaskStats,
+    stop: &AtomicBool,
+) -> Result<(), CdcError> {
+    let mut sink = QueueSink { tx, stats, stop };
+    engine.run(&mut sink, stop, |engine| publish(engine, stats))
+}
+
+fn publish<S: RedoSource>(engine: &CaptureEngine<S>, stats: &TaskStats) {
+    *stats.engine.lock() = engine.metrics();
+    *stats.buffer.lock() = engine.buffer_metrics();
+}
+
+/// What the worker's unit tests share.
+#[cfg(test)]
+pub(crate) mod test_support {
+    use std::sync::Arc;
+
+    use cdc_core::Scn;
+    use cdc_offset::{DbIdentity, Position, ResumePoint};
+
+    /// A position resuming at `scn`.
+    pub fn position(scn: u64) -> Arc<Position> {
+        Arc::new(Position::new(
+            ResumePoint::from_scn(Scn(scn)),
+            DbIdentity::new(1, Scn(1)),
+            1,
+        ))
+    }
+
+    /// The test broker (`CDC_TEST_BROKER`); `None`, said once, when there is none, which
+    /// under CI is a failure.
+    #[allow(clippy::panic)]
+    pub fn broker() -> Option<String> {
+        match std::env::var("CDC_TEST_BROKER") {
+            Ok(broker) if !broker.is_empty() => Some(broker),
+            _ if std::env::var_os("CI").is_some() => panic!("CI must set CDC_TEST_BROKER"),
+            _ => {
+                eprintln!("skipped: CDC_TEST_BROKER is not set");
+                None
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn at_least_once_counts_acknowledged_records_as_the_reports_arrive() {
+        let stats = TaskStats::default();
+        let acks = Arc::new(Mutex::new(acks::AckTracker::new()));
+        let _ = stats.acks.set(Arc::clone(&acks));
+        let (first, second) = {
+            let mut tracker = acks.lock();
+            (tracker.register(2, None), tracker.register(1, None))
+        };
+        assert_eq!(stats.delivery().records_acknowledged, 0);
+        // reports in any order, none offered by the delivery thread yet
+        acks.lock().ack(second);
+        acks.lock().ack(first);
+        assert_eq!(stats.delivery().records_acknowledged, 2);
+        // a count the delivery thread set (a committed Kafka transaction) is never lowered
+        stats.delivery.lock().records_acknowledged = 5;
+        assert_eq!(stats.delivery().records_acknowledged, 5);
+        stats.queue_depth.store(3, Ordering::SeqCst);
+        assert_eq!(stats.delivery().queue_depth, 3);
+    }
+}

@@ -1,0 +1,14 @@
+//! cdc-connect-bridge's integration tests, one binary with a module per area: the record
+//! format (golden files, Connect types), the REST API, and the Kafka tests against a real broker
+//! (offsets topic, topics, the `oracle-cdc` binary end to end, restarts over the simulator).
+
+mod e2e_support;
+mod support;
+
+mod e2e;
+mod golden;
+mod kafka_topics;
+mod offsets_kafka;
+mod rest;
+mod sim_restart;
+mod types;

@@ -1,0 +1,205 @@
+//! Decoder throughput on a mixed corpus built from the reference shapes: inserts, updates (full
+//! before image, as under ALL COLUMNS logging) and deletes of tables with 5–40 columns of every
+//! scalar type, half with the trailing `;`.
+//!
+//! - `decode/rows`, `decode/bytes`: parse + convert, one thread (rows/s and MB/s per core)
+//! - `decode_small/rows`, `decode_small/bytes`: the same on rows of a few hundred bytes (tables
+//!   of 4–8 columns), the row size the per-core target is stated for
+//! - `decode_small/rows_kept`: the same, with the decoded rows kept and freed after the
+//!   measurement, as the engine keeps them (it moves them into the transaction buffer); the
+//!   lines above free each row as soon as it is decoded
+//! - `parse_only/rows`: the zero-copy first layer alone
+//! - `step_10k/threads/N`: a 10 000-row step through `decode_step` on 1 and 2 threads. Its
+//!   results are freed after each step, untimed, by another thread: in the engine the rows a
+//!   step decodes are freed by the delivery thread, never by the threads that decoded them, so
+//!   both thread counts pay for memory that other threads freed. (They used to be freed by
+//!   the calling thread, which made the one-thread case the only one to reuse memory it had
+//!   freed itself; `docs/benchmarks.md` gives both measurements.)
+//!
+//! Run: `cargo bench -p cdc-logminer --bench decode -- --warm-up-time 1 --measurement-time 5`
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use cdc_logminer::test_support as decode_support;
+
+use std::collections::HashMap;
+use std::hint::black_box;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use cdc_core::change::MinedRow;
+use cdc_core::table::TableLayout;
+use cdc_logminer::decode::{
+    DecodeError, DecodeOptions, DecodePool, DecodeTable, Decoded, decode_row, decode_step,
+    parse_statement,
+};
+use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
+
+/// The allocator of the `oracle-cdc` binary, so the bench measures what ships. A service that
+/// embeds the decoder brings its own; docs/benchmarks.md also gives the figures with glibc's.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+struct Corpus {
+    tables: HashMap<String, DecodeTable>,
+    rows: Vec<MinedRow>,
+    bytes: u64,
+}
+
+fn corpus(rows: usize) -> Corpus {
+    let (layouts, rows) = decode_support::corpus(2026, 24, rows);
+    Corpus::of(&layouts, rows)
+}
+
+/// Rows of a few hundred bytes (tables of 4–8 columns), the row size of the per-core target.
+fn small_corpus(rows: usize) -> Corpus {
+    let (layouts, rows) = decode_support::small_corpus(2027, 24, rows);
+    Corpus::of(&layouts, rows)
+}
+
+impl Corpus {
+    fn of(layouts: &[Arc<TableLayout>], rows: Vec<MinedRow>) -> Corpus {
+        let tables = layouts
+            .iter()
+            .map(|l| {
+                (
+                    l.table.table.clone(),
+                    DecodeTable::without_exclusions(Arc::clone(l)),
+                )
+            })
+            .collect();
+        let bytes = rows
+            .iter()
+            .map(|r| r.sql_redo.as_ref().map_or(0, String::len) as u64)
+            .sum();
+        Corpus {
+            tables,
+            rows,
+            bytes,
+        }
+    }
+
+    fn table(&self, row: &MinedRow) -> Option<&DecodeTable> {
+        row.table_name.as_ref().and_then(|t| self.tables.get(t))
+    }
+
+    /// Decodes every row into `out` (which the caller frees outside the measurement).
+    fn decode_into(
+        &self,
+        mut out: Vec<Result<Decoded, DecodeError>>,
+    ) -> Vec<Result<Decoded, DecodeError>> {
+        let options = DecodeOptions::default();
+        out.extend(
+            self.rows
+                .iter()
+                .map(|row| decode_row(row, self.table(row), &options)),
+        );
+        out
+    }
+
+    fn decode_all(&self) -> usize {
+        let options = DecodeOptions::default();
+        let mut ok = 0;
+        for row in &self.rows {
+            if black_box(decode_row(row, self.table(row), &options)).is_ok() {
+                ok += 1;
+            }
+        }
+        ok
+    }
+}
+
+fn sequential(c: &mut Criterion) {
+    let corpus = corpus(10_000);
+    assert_eq!(
+        corpus.decode_all(),
+        corpus.rows.len(),
+        "the bench corpus must decode cleanly"
+    );
+    eprintln!(
+        "corpus: {} rows, {} bytes of SQL_REDO, {:.0} bytes per row",
+        corpus.rows.len(),
+        corpus.bytes,
+        corpus.bytes as f64 / corpus.rows.len() as f64
+    );
+    let mut group = c.benchmark_group("decode");
+    group.throughput(Throughput::Elements(corpus.rows.len() as u64));
+    group.bench_function("rows", |b| b.iter(|| corpus.decode_all()));
+    group.throughput(Throughput::Bytes(corpus.bytes));
+    group.bench_function("bytes", |b| b.iter(|| corpus.decode_all()));
+    group.finish();
+
+    let small = small_corpus(10_000);
+    assert_eq!(
+        small.decode_all(),
+        small.rows.len(),
+        "the small-row corpus must decode cleanly"
+    );
+    eprintln!(
+        "small-row corpus: {} rows, {} bytes of SQL_REDO, {:.0} bytes per row",
+        small.rows.len(),
+        small.bytes,
+        small.bytes as f64 / small.rows.len() as f64
+    );
+    let mut group = c.benchmark_group("decode_small");
+    group.throughput(Throughput::Elements(small.rows.len() as u64));
+    group.bench_function("rows", |b| b.iter(|| small.decode_all()));
+    group.throughput(Throughput::Bytes(small.bytes));
+    group.bench_function("bytes", |b| b.iter(|| small.decode_all()));
+    group.throughput(Throughput::Elements(small.rows.len() as u64));
+    group.bench_function("rows_kept", |b| {
+        b.iter_batched(
+            || Vec::with_capacity(small.rows.len()),
+            |out| small.decode_into(out),
+            criterion::BatchSize::LargeInput,
+        )
+    });
+    group.finish();
+
+    let mut group = c.benchmark_group("parse_only");
+    group.throughput(Throughput::Elements(corpus.rows.len() as u64));
+    group.bench_function("rows", |b| {
+        b.iter(|| {
+            corpus
+                .rows
+                .iter()
+                .filter(|r| black_box(parse_statement(r.sql_redo.as_deref().unwrap_or(""))).is_ok())
+                .count()
+        })
+    });
+    group.finish();
+}
+
+fn step(c: &mut Criterion) {
+    let corpus = corpus(10_000);
+    let options = DecodeOptions::default();
+    let mut group = c.benchmark_group("step_10k");
+    group.throughput(Throughput::Elements(corpus.rows.len() as u64));
+    for threads in [1usize, 2] {
+        let pool = if threads == 1 {
+            DecodePool::sequential()
+        } else {
+            DecodePool::new(threads).unwrap()
+        };
+        group.bench_with_input(BenchmarkId::new("threads", threads), &pool, |b, pool| {
+            b.iter_custom(|iters| {
+                let mut decoding = Duration::ZERO;
+                for _ in 0..iters {
+                    let start = Instant::now();
+                    let decoded = decode_step(&corpus.rows, |r| corpus.table(r), &options, pool);
+                    decoding += start.elapsed();
+                    // freed by another thread, untimed, as the engine's rows are (the
+                    // delivery thread frees them once their records are built)
+                    std::thread::spawn(move || drop(black_box(decoded)))
+                        .join()
+                        .unwrap();
+                }
+                decoding
+            })
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, sequential, step);
+criterion_main!(benches);

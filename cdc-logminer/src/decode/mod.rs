@@ -1,0 +1,56 @@
+//! The SQL_REDO decoder: turns each V$LOGMNR_CONTENTS row into what the transaction buffer
+//! applies. For DML that is a [`RowChange`](cdc_core::change::RowChange) converted with the
+//! table's schema version; every other row is recognised and classified ([`Decoded`]). It is a
+//! pure function of the row and the schema version, so a step's rows decode in parallel.
+//!
+//! ```text
+//!  step rows ─join_continuations─► rows (CSF pieces joined verbatim)
+//!      │
+//!      ▼  decode_step (rayon when ≥ 256 rows; results in redo order)
+//!  decode_row(row, DecodeTable)                 DecodeTable = layout + name index
+//!      │                                                     + excluded-column flags
+//!      ├─ onepass  LogMiner's own shape: each column resolved as it is named (excluded ones
+//!      │           skipped), its value converted for the column's type as it is read
+//!      │           ─► RowChange;  any other shape or any failure ─► the general path:
+//!      ├─ layer 1  parse::parse_statement  zero-copy: &str slices of SQL_REDO
+//!      │             Statement { table, items: [(Ident, Literal)] , row_id }
+//!      ├─ filter   excluded columns dropped as soon as they are named
+//!      ├─ layer 2  convert::convert(literal, column type) → Value
+//!      └─ images   insert: after;  delete: before;  update: before = WHERE,
+//!                  after = before overlaid with SET            (all in layout column order)
+//! ```
+//!
+//! Errors ([`DecodeError`], CDC-3001) name the table, XID, SCN, RS_ID, SSN, operation and
+//! reason. They quote no column value unless `cdc.log.sensitive.data=true`, and never for a
+//! table with excluded columns. The decoder logs nothing but step sizes. The NLS formats it
+//! reads and every shape it accepts are documented in `docs/decoding.md`; [`inspect`] is the
+//! first layer as the `redo_parse` inspection tool prints it.
+
+mod convert;
+mod csf;
+mod ddl;
+mod error;
+mod filter;
+pub mod inspect;
+mod onepass;
+pub mod parse;
+mod row;
+mod step;
+mod table;
+mod temporal;
+
+pub use convert::{ConvertError, convert};
+pub use csf::{join_continuations, join_continuations_into, reassemble};
+pub use ddl::{DdlInfo, DdlKind, DdlTable, OtherDdl, classify_ddl};
+pub use error::{DecodeError, DecodeReason, ExcludedKeyColumn, RowContext};
+pub use filter::{ColumnExclusions, ColumnFilter};
+pub use parse::{Literal, Statement, StatementKind, SyntaxError, parse_statement};
+pub use row::{DecodeOptions, Decoded, LobOp, XmlDocOp, decode_row, is_generic_column_name};
+pub(crate) use row::{RowIds, restore_row_id};
+pub(crate) use step::decode_rows_with;
+pub use step::{
+    AUTO_MAX_THREADS, DecodePool, PARALLEL_MIN_ROWS, PoolError, decode_rows, decode_step,
+    resolve_threads,
+};
+pub use table::{DecodeTable, check_excluded_keys};
+pub use temporal::DATE_FORMATS;

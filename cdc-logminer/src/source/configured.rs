@@ -1,0 +1,298 @@
+//! The source a connector configuration names, built for the engine: `cdc.source=sim` (the
+//! redo simulator with a seeded workload) or `cdc.source=oracle` (LogMiner through the
+//! `oracle` crate, feature `oracle`). [`from_config`] is what the `oracle-cdc` binary and an
+//! embedding service call; the `sim_*` functions also serve the demo and the tests, which
+//! check what a capture delivered against what the simulated database committed.
+//!
+//! # Error handling
+//!
+//! Nothing here is retried: a configuration that names an impossible source (a scenario file
+//! that does not load, the Oracle source in a build without it, a login that fails) is a
+//! [`SourceSetupError`] for the caller to report. Once built, the source's own calls are
+//! retried or stopped by the engine's policy.
+
+use cdc_core::config::{CdcConfig, SimSettings, SourceKind};
+use cdc_core::{Scn, TableId, TableLayout};
+use cdc_offset::Position;
+
+use crate::sim::{Scenario, SimConfig, SimDatabase, SimSource, Workload, WorkloadConfig};
+use crate::source::{
+    ActiveTransaction, CapturedObject, DatabaseIdentity, LogFile, LogInventoryQuery, MineSummary,
+    MiningQuery, MiningWindow, NlsSettings, RedoSource, RowSink, SessionRef, SourceError,
+    TableFilter,
+};
+
+/// Workload events the simulated database runs each time the engine asks for its current SCN:
+/// the database keeps moving while it is mined.
+const SIM_EVENTS_PER_POLL: usize = 16;
+
+/// The database a configuration mines, as one type the engine can be opened over.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum ConfiguredSource {
+    /// `cdc.source=sim`.
+    Sim(Box<SimSource>),
+    /// `cdc.source=oracle`.
+    #[cfg(feature = "oracle")]
+    Oracle(Box<OracleSource>),
+}
+
+#[cfg(feature = "oracle")]
+use crate::source::oracle::OracleSource;
+
+/// The source `config` names (`cdc.source`), ready for [`CaptureEngine::open`]. `position` is
+/// the stored position the task resumes from, if any: the simulator replays its workload until
+/// its redo reaches it (see [`sim_source`]).
+///
+/// [`CaptureEngine::open`]: crate::CaptureEngine::open
+pub fn from_config(
+    config: &CdcConfig,
+    position: Option<&Position>,
+) -> Result<ConfiguredSource, SourceSetupError> {
+    match config.source {
+        SourceKind::Sim => Ok(ConfiguredSource::Sim(Box::new(sim_source(
+            config, position,
+        )?))),
+        #[cfg(feature = "oracle")]
+        SourceKind::Oracle => Ok(ConfiguredSource::Oracle(Box::new(oracle_source(config)?))),
+        #[cfg(not(feature = "oracle"))]
+        SourceKind::Oracle => Err(SourceSetupError::OracleNotBuilt),
+    }
+}
+
+/// Calls `$call` on whichever source is inside.
+macro_rules! each_source {
+    ($self:ident, $source:ident => $call:expr) => {
+        match $self {
+            ConfiguredSource::Sim($source) => $call,
+            #[cfg(feature = "oracle")]
+            ConfiguredSource::Oracle($source) => $call,
+        }
+    };
+}
+
+impl RedoSource for ConfiguredSource {
+    fn identity(&mut self) -> Result<DatabaseIdentity, SourceError> {
+        each_source!(self, s => s.identity())
+    }
+
+    fn current_scn(&mut self) -> Result<Scn, SourceError> {
+        each_source!(self, s => s.current_scn())
+    }
+
+    fn log_inventory(&mut self, query: &LogInventoryQuery) -> Result<Vec<LogFile>, SourceError> {
+        each_source!(self, s => s.log_inventory(query))
+    }
+
+    fn resolve_objects(
+        &mut self,
+        filter: &TableFilter<'_>,
+    ) -> Result<Vec<CapturedObject>, SourceError> {
+        each_source!(self, s => s.resolve_objects(filter))
+    }
+
+    fn table_layouts(&mut self, tables: &[TableId]) -> Result<Vec<TableLayout>, SourceError> {
+        each_source!(self, s => s.table_layouts(tables))
+    }
+
+    fn last_ddl_after(
+        &mut self,
+        tables: &[TableId],
+        scn: Scn,
+    ) -> Result<Vec<(TableId, i64)>, SourceError> {
+        each_source!(self, s => s.last_ddl_after(tables, scn))
+    }
+
+    fn start_session(&mut self, window: &MiningWindow) -> Result<(), SourceError> {
+        each_source!(self, s => s.start_session(window))
+    }
+
+    fn end_session(&mut self) -> Result<(), SourceError> {
+        each_source!(self, s => s.end_session())
+    }
+
+    fn mine(
+        &mut self,
+        query: &MiningQuery,
+        sink: &mut RowSink<'_>,
+    ) -> Result<MineSummary, SourceError> {
+        each_source!(self, s => s.mine(query, sink))
+    }
+
+    fn active_transactions(&mut self) -> Result<Vec<ActiveTransaction>, SourceError> {
+        each_source!(self, s => s.active_transactions())
+    }
+
+    fn session_exists(&mut self, session: SessionRef) -> Result<bool, SourceError> {
+        each_source!(self, s => s.session_exists(session))
+    }
+
+    fn nls(&mut self) -> Result<NlsSettings, SourceError> {
+        each_source!(self, s => s.nls())
+    }
+
+    fn reconnect(&mut self) -> Result<(), SourceError> {
+        each_source!(self, s => s.reconnect())
+    }
+}
+
+/// Why the source could not be built.
+#[derive(Debug, thiserror::Error)]
+pub enum SourceSetupError {
+    #[error("simulator: {0}")]
+    Sim(String),
+    #[error(
+        "cdc.source=oracle needs the Oracle source, which this binary was built without; \
+         rebuild with `cargo build --release --features oracle` (Oracle Instant Client is \
+         then needed at run time), or set cdc.source=sim to run the simulator"
+    )]
+    OracleNotBuilt,
+    #[error("{0}")]
+    Oracle(String),
+}
+
+/// The simulated database of a configuration (`cdc.sim.seed`, `cdc.sim.changes`,
+/// `cdc.sim.scenario`, `cdc.sim.backlog`). A simulator restarted from its seed replays the
+/// same redo; when a stored position exists, the workload is replayed until the redo reaches
+/// it, so the restarted task finds the log and the address it resumes from, as it would on a
+/// database that kept running. With `cdc.sim.backlog` the whole workload has run before the
+/// source is returned: the task catches up on redo that is already there.
+pub fn sim_source(
+    config: &CdcConfig,
+    position: Option<&Position>,
+) -> Result<SimSource, SourceSetupError> {
+    let sim = &config.sim;
+    let mut source = sim_database(sim)?;
+    if sim.backlog {
+        run_to_end(&mut source)?;
+    } else if let Some(position) = position {
+        while !reached(source.database(), position) {
+            let more = source
+                .advance(64)
+                .map_err(|e| SourceSetupError::Sim(e.to_string()))?;
+            if !more {
+                break;
+            }
+        }
+    }
+    Ok(source)
+}
+
+/// The simulated database with its workload not yet run.
+fn sim_database(sim: &SimSettings) -> Result<SimSource, SourceSetupError> {
+    Ok(match &sim.scenario {
+        Some(path) => Scenario::load(path)
+            .and_then(|scenario| scenario.into_source(SIM_EVENTS_PER_POLL))
+            .map_err(|e| SourceSetupError::Sim(format!("{}: {e}", path.display())))?,
+        None => {
+            let db = SimDatabase::new(SimConfig {
+                seed: sim.seed,
+                ..SimConfig::default()
+            })
+            .map_err(|e| SourceSetupError::Sim(e.to_string()))?;
+            let workload = Workload::random(WorkloadConfig {
+                seed: sim.seed,
+                changes: sim.changes,
+                // a backlog is mined with the online catalog after the whole workload ran:
+                // rows written before an ALTER would need a redo dictionary
+                max_added_columns: if sim.backlog {
+                    0
+                } else {
+                    WorkloadConfig::default().max_added_columns
+                },
+                ..WorkloadConfig::default()
+            });
+            SimSource::with_workload(db, workload, SIM_EVENTS_PER_POLL)
+        }
+    })
+}
+
+/// Runs the simulated database's workload to its end.
+fn run_to_end(source: &mut SimSource) -> Result<(), SourceSetupError> {
+    while source
+        .advance(4096)
+        .map_err(|e| SourceSetupError::Sim(e.to_string()))?
+    {}
+    Ok(())
+}
+
+/// Whether the simulated redo contains everything a run that stored `position` had mined.
+fn reached(db: &SimDatabase, position: &Position) -> bool {
+    let commit_scn = position.last_commit.as_ref().map(|c| c.scn);
+    db.current_scn() >= position.resume.scn
+        && commit_scn.is_none_or(|scn| db.current_scn() >= scn)
+        && position
+            .resume
+            .addr
+            .is_none_or(|addr| db.redo_reached(addr.rs_id()))
+}
+
+/// The real database `config` names (`cdc.database.*`), connected.
+#[cfg(feature = "oracle")]
+pub fn oracle_source(
+    config: &CdcConfig,
+) -> Result<crate::source::oracle::OracleSource, SourceSetupError> {
+    use crate::source::oracle::{ConnectOptions, OracleSource};
+    use cdc_core::config::DatabaseEndpoint;
+
+    let login = config.database.login.as_ref().ok_or_else(|| {
+        SourceSetupError::Oracle("cdc.database.user and cdc.database.password are required".into())
+    })?;
+    let mut options = ConnectOptions {
+        url: None,
+        host: None,
+        port: None,
+        service: None,
+        sid: None,
+        user: login.user.clone(),
+        password: login.password.expose_secret().to_owned(),
+        wallet_location: config
+            .database
+            .wallet_location
+            .as_ref()
+            .map(|p| p.display().to_string()),
+        tls: config.database.truststore.is_some(),
+    };
+    match &login.endpoint {
+        DatabaseEndpoint::ConnectString(url) => options.url = Some(url.clone()),
+        DatabaseEndpoint::Service {
+            host,
+            port,
+            service,
+        } => {
+            options.host = Some(host.clone());
+            options.port = Some(*port);
+            options.service = Some(service.clone());
+        }
+        DatabaseEndpoint::Sid { host, port, sid } => {
+            options.host = Some(host.clone());
+            options.port = Some(*port);
+            options.sid = Some(sid.clone());
+        }
+    }
+    OracleSource::connect(options).map_err(|e| SourceSetupError::Oracle(e.to_string()))
+}
+
+/// The committed changes a capture of the simulator with `config` must deliver, in commit
+/// order: the simulated database of the configuration run to its end, filtered by the
+/// captured tables and excluded users. The demo and the end-to-end tests check what reached
+/// Kafka against it.
+pub fn sim_expected(
+    config: &CdcConfig,
+) -> Result<Vec<crate::sim::TruthTransaction>, SourceSetupError> {
+    let mut source = sim_source(config, None)?;
+    run_to_end(&mut source)?;
+    let tables = &config.tables;
+    let captured =
+        |t: &cdc_core::TableId| tables.is_table_included(t.pdb.as_deref(), &t.owner, &t.table);
+    Ok(source
+        .database()
+        .truth()
+        .captured(&captured, &tables.users_exclude))
+}
+
+/// The SCN of the simulated database before its workload runs: as `cdc.start.scn`, a first
+/// start captures the workload's whole history (the demo and the end-to-end tests).
+pub fn sim_initial_scn(config: &CdcConfig) -> Result<cdc_core::Scn, SourceSetupError> {
+    Ok(sim_database(&config.sim)?.database().current_scn())
+}

@@ -1,0 +1,1142 @@
+//! The engine's records besides changes: heartbeats, orphan release, the age policy, the DLQ
+//! for undecodable rows, and DDL that changes the captured set.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use crate::engine_support;
+
+use std::time::Duration;
+
+use cdc_core::CdcCode;
+use cdc_logminer::engine::{
+    CaptureEngine, DecodeErrorMode, EngineError, EngineRecord, EngineSettings, HeartbeatReason,
+    ManualClock, RecordKind, SchemaChange,
+};
+use cdc_logminer::sim::Scenario;
+use engine_support::*;
+
+fn run_scenario(
+    json: &str,
+    steps: usize,
+    tick: Duration,
+    edit: impl FnOnce(&mut EngineSettings),
+) -> (Result<(), EngineError>, Vec<EngineRecord>) {
+    let source = Scenario::from_json(json).unwrap().into_source(1).unwrap();
+    let spill = tempfile::tempdir().unwrap();
+    let clock = ManualClock::default();
+    let mut s = settings(&spill);
+    edit(&mut s);
+    let mut engine = CaptureEngine::open(source, s, None, Box::new(clock.clone())).unwrap();
+    let mut records = Vec::new();
+    for _ in 0..steps {
+        if let Err(e) = engine.step(&mut records) {
+            return (Err(e), records);
+        }
+        clock.advance(tick);
+    }
+    (Ok(()), records)
+}
+
+fn ops_types(records: &[EngineRecord]) -> Vec<&'static str> {
+    records
+        .iter()
+        .filter_map(|r| match &r.kind {
+            RecordKind::Ops(e) => Some(e.event_type),
+            _ => None,
+        })
+        .collect()
+}
+
+const QUIET: &str = r#"{"name": "quiet", "database": {"seed": 3}, "events": [
+  {"event": "insert", "session": "s1", "table": "APP.CUSTOMERS", "values": {"ID": 1, "NAME": "a"}},
+  {"event": "commit", "session": "s1"}
+]}"#;
+
+#[test]
+fn heartbeats_at_start_and_when_quiet() {
+    let (result, records) = run_scenario(QUIET, 40, Duration::from_secs(1), |s| {
+        s.heartbeat_interval = Some(Duration::from_secs(10))
+    });
+    result.unwrap();
+    let beats: Vec<HeartbeatReason> = records
+        .iter()
+        .filter_map(|r| match r.kind {
+            RecordKind::Heartbeat { reason, .. } => Some(reason),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(beats.first(), Some(&HeartbeatReason::Start));
+    // 40 s of quiet after the one commit: a heartbeat about every 10 s
+    let idle = beats
+        .iter()
+        .filter(|b| **b == HeartbeatReason::Idle)
+        .count();
+    assert!((3..=4).contains(&idle), "{idle} idle heartbeats");
+    // the start heartbeat carries the first-start fields; later ones carry the last commit
+    assert!(records[0].position.first_start.is_some());
+    let last = records.last().unwrap();
+    assert!(matches!(last.kind, RecordKind::Heartbeat { .. }));
+    assert!(last.position.last_commit.is_some());
+    assert!(last.position.resume.addr.is_some());
+    // with the interval off, only the start heartbeat
+    let (_, records) = run_scenario(QUIET, 40, Duration::from_secs(1), |s| {
+        s.heartbeat_interval = None
+    });
+    let beats = records
+        .iter()
+        .filter(|r| matches!(r.kind, RecordKind::Heartbeat { .. }))
+        .count();
+    assert_eq!(beats, 1);
+}
+
+const ORPHAN: &str = r#"{"name": "orphan", "database": {"seed": 4}, "events": [
+  {"event": "begin", "session": "victim", "user": "APP", "private_strand": false},
+  {"event": "insert", "session": "victim", "table": "APP.CUSTOMERS", "values": {"ID": 7, "NAME": "orphan"}},
+  {"event": "kill_session", "session": "victim"},
+  {"event": "insert", "session": "s1", "table": "APP.CUSTOMERS", "values": {"ID": 8, "NAME": "survivor"}},
+  {"event": "commit", "session": "s1"},
+  {"event": "tick", "millis": 1000},
+  {"event": "insert", "session": "s1", "table": "APP.CUSTOMERS", "values": {"ID": 9, "NAME": "later"}},
+  {"event": "commit", "session": "s1"}
+]}"#;
+
+#[test]
+fn an_orphan_is_released_into_the_ledger() {
+    let (result, records) = run_scenario(ORPHAN, 30, Duration::from_secs(2), |s| {
+        s.orphan.check_interval_ms = 5_000
+    });
+    result.unwrap();
+    assert!(
+        ops_types(&records).contains(&"transaction-orphan-released"),
+        "{:?}",
+        ops_types(&records)
+    );
+    let last = &records.last().unwrap().position;
+    assert_eq!(last.released_xids.len(), 1);
+    // the orphan's change is never published
+    let names: Vec<String> = delivered(&records)
+        .iter()
+        .flat_map(|(_, _, cs)| {
+            cs.iter()
+                .filter_map(|c| c.after.as_ref()?.get("NAME").cloned())
+        })
+        .map(|v| format!("{v:?}"))
+        .collect();
+    assert!(names.iter().all(|n| !n.contains("orphan")), "{names:?}");
+    assert!(names.iter().any(|n| n.contains("survivor")), "{names:?}");
+    // with action fail: CDC-7002
+    let (result, _) = run_scenario(ORPHAN, 30, Duration::from_secs(2), |s| {
+        s.orphan.check_interval_ms = 5_000;
+        s.orphan.action = cdc_buffer::OrphanAction::Fail;
+    });
+    let error = result.unwrap_err();
+    assert_eq!(error.cdc().unwrap().code(), CdcCode::OrphanTransaction);
+}
+
+const LONG: &str = r#"{"name": "long", "database": {"seed": 5}, "events": [
+  {"event": "begin", "session": "slow", "user": "APP", "private_strand": false},
+  {"event": "insert", "session": "slow", "table": "APP.CUSTOMERS", "values": {"ID": 1, "NAME": "old"}},
+  {"event": "tick", "millis": 1000},
+  {"event": "insert", "session": "s1", "table": "APP.CUSTOMERS", "values": {"ID": 2, "NAME": "x"}},
+  {"event": "commit", "session": "s1"}
+]}"#;
+
+#[test]
+fn the_age_policy_discards_or_stops() {
+    let (result, records) = run_scenario(LONG, 20, Duration::from_secs(1), |s| {
+        s.age.max_age_ms = Some(5_000);
+        s.age.action = cdc_buffer::AgeAction::Discard;
+    });
+    result.unwrap();
+    assert!(ops_types(&records).contains(&"transaction-discarded"));
+    assert!(
+        records
+            .iter()
+            .any(|r| matches!(&r.kind, RecordKind::Dlq(d) if d.kind == "transaction-discarded"))
+    );
+    assert_eq!(records.last().unwrap().position.released_xids.len(), 1);
+    let (result, _) = run_scenario(LONG, 20, Duration::from_secs(1), |s| {
+        s.age.max_age_ms = Some(5_000);
+    });
+    assert_eq!(
+        result.unwrap_err().cdc().unwrap().code(),
+        CdcCode::TransactionTooOld
+    );
+}
+
+#[test]
+fn undecodable_rows_stop_or_go_to_the_dlq() {
+    let json = r#"{"name": "alter", "database": {"seed": 15}, "events": [
+      {"event": "insert", "session": "s1", "table": "APP.CUSTOMERS", "values": {"ID": 4000, "NAME": "before the alter"}},
+      {"event": "commit", "session": "s1"},
+      {"event": "add_column", "table": "APP.CUSTOMERS", "column": {"name": "TAGS", "type": "VARCHAR2(30)"}},
+      {"event": "insert", "session": "s1", "table": "APP.CUSTOMERS", "values": {"ID": 4001, "NAME": "after", "TAGS": "new"}},
+      {"event": "commit", "session": "s1"}
+    ]}"#;
+    // the engine mines only after the ALTER, so the older rows come back generic (STATUS 2)
+    let source = Scenario::from_json(json).unwrap().play().unwrap();
+    let run = |mode: DecodeErrorMode| {
+        let spill = tempfile::tempdir().unwrap();
+        let clock = ManualClock::default();
+        let mut s = settings(&spill);
+        s.on_decode_error = mode;
+        s.start_scn = Some(oldest_scn(source.database()));
+        let db = source.database().clone();
+        let mut engine = CaptureEngine::open(
+            cdc_logminer::sim::SimSource::new(db),
+            s,
+            None,
+            Box::new(clock.clone()),
+        )
+        .unwrap();
+        let mut records = Vec::new();
+        let result = run_until_quiet(&mut engine, &clock, &mut records, 3);
+        (result, records)
+    };
+    let (result, _) = run(DecodeErrorMode::Fail);
+    let error = result.unwrap_err();
+    assert_eq!(error.cdc().unwrap().code(), CdcCode::Decode, "{error}");
+    let (result, records) = run(DecodeErrorMode::Dlq);
+    result.unwrap();
+    assert!(ops_types(&records).contains(&"decode-error-dlq"));
+    let dlq: Vec<_> = records
+        .iter()
+        .filter_map(|r| match &r.kind {
+            RecordKind::Dlq(d) => Some(d),
+            _ => None,
+        })
+        .collect();
+    assert!(!dlq.is_empty());
+    // no SQL text without cdc.log.sensitive.data
+    assert!(dlq.iter().all(|d| d.sql_redo.is_none()));
+}
+
+#[test]
+fn a_created_table_is_captured_from_its_first_row() {
+    let json = r#"{"name": "create", "database": {"seed": 16}, "events": [
+      {"event": "tick", "millis": 10}, {"event": "tick", "millis": 10}, {"event": "tick", "millis": 10},
+      {"event": "tick", "millis": 10}, {"event": "tick", "millis": 10}, {"event": "tick", "millis": 10},
+      {"event": "tick", "millis": 10}, {"event": "tick", "millis": 10}, {"event": "tick", "millis": 10},
+      {"event": "tick", "millis": 10}, {"event": "tick", "millis": 10}, {"event": "tick", "millis": 10},
+      {"event": "insert", "session": "s1", "table": "APP.CUSTOMERS", "values": {"ID": 1, "NAME": "before"}},
+      {"event": "commit", "session": "s1"},
+      {"event": "create_table", "table": {"owner": "APP", "name": "NEW_T",
+        "columns": [{"name": "ID", "type": "NUMBER(9)"}, {"name": "LABEL", "type": "VARCHAR2(20)"}],
+        "primary_key": ["ID"]}},
+      {"event": "insert", "session": "s2", "table": "APP.NEW_T", "values": {"ID": 1, "LABEL": "first"}},
+      {"event": "insert", "session": "s2", "table": "APP.NEW_T", "values": {"ID": 2, "LABEL": "second"}},
+      {"event": "commit", "session": "s2"}
+    ]}"#;
+    // the engine opens (and resolves the captured tables) during the ticks; its first step's
+    // poll then runs the rest at once, so the CREATE and the new table's first rows fall in one
+    // step, which the CREATE must cut for the rows to be selected
+    let source = Scenario::from_json(json).unwrap().into_source(6).unwrap();
+    let spill = tempfile::tempdir().unwrap();
+    let clock = ManualClock::default();
+    let s = settings(&spill);
+    let mut engine = CaptureEngine::open(source, s, None, Box::new(clock.clone())).unwrap();
+    let mut records = Vec::new();
+    run_until_quiet(&mut engine, &clock, &mut records, 3).unwrap();
+    assert_eq!(engine.metrics().step_cuts, 1, "the CREATE ends its step");
+    let tables: Vec<String> = delivered(&records)
+        .iter()
+        .flat_map(|(_, _, cs)| cs.iter().map(|c| c.table.to_string()))
+        .collect();
+    assert_eq!(tables, ["APP.CUSTOMERS", "APP.NEW_T", "APP.NEW_T"]);
+    let added: Vec<_> = records
+        .iter()
+        .filter_map(|r| match &r.kind {
+            RecordKind::Ops(e) if e.event_type == "table-added" => Some(&e.details),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(added.len(), 1, "{added:?}");
+    assert_eq!(added[0]["table"], "APP.NEW_T");
+    assert_eq!(added[0]["snapshot"], "false");
+}
+
+/// Without a primary key, a table is keyed by its unique index over NOT NULL columns, the one
+/// with the lowest name; an index with a nullable column does not qualify.
+#[test]
+fn a_table_without_a_primary_key_is_keyed_by_its_unique_not_null_index() {
+    let json = r#"{"name": "unique key", "database": {"seed": 16}, "events": [
+      {"event": "tick", "millis": 10}, {"event": "tick", "millis": 10}, {"event": "tick", "millis": 10},
+      {"event": "tick", "millis": 10}, {"event": "tick", "millis": 10}, {"event": "tick", "millis": 10},
+      {"event": "tick", "millis": 10}, {"event": "tick", "millis": 10}, {"event": "tick", "millis": 10},
+      {"event": "tick", "millis": 10}, {"event": "tick", "millis": 10}, {"event": "tick", "millis": 10},
+      {"event": "create_table", "table": {"owner": "APP", "name": "SKUS",
+        "columns": [{"name": "SKU", "type": "VARCHAR2(20)", "nullable": false},
+                    {"name": "EAN", "type": "VARCHAR2(13)"},
+                    {"name": "LABEL", "type": "VARCHAR2(20)"}],
+        "unique_indexes": [{"name": "SKUS_B_SKU", "columns": ["SKU"]},
+                           {"name": "SKUS_A_EAN", "columns": ["EAN"]}]}},
+      {"event": "insert", "session": "s1", "table": "APP.SKUS",
+        "values": {"SKU": "K-1", "EAN": "4006381333931", "LABEL": "pen"}},
+      {"event": "commit", "session": "s1"}
+    ]}"#;
+    let source = Scenario::from_json(json).unwrap().into_source(6).unwrap();
+    let spill = tempfile::tempdir().unwrap();
+    let clock = ManualClock::default();
+    let mut engine =
+        CaptureEngine::open(source, settings(&spill), None, Box::new(clock.clone())).unwrap();
+    let mut records = Vec::new();
+    run_until_quiet(&mut engine, &clock, &mut records, 3).unwrap();
+    let layouts: Vec<_> = records
+        .iter()
+        .filter_map(|r| match &r.kind {
+            RecordKind::Change(c) => Some(&c.layout),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(layouts.len(), 1, "{records:?}");
+    assert_eq!(layouts[0].key, ["SKU"]);
+    assert_eq!(layouts[0].key_source, cdc_core::KeySource::UniqueIndex);
+}
+
+const LATE_COMMIT: &str = r#"{"name": "late commit", "database": {"seed": 6}, "events": [
+  {"event": "begin", "session": "slow", "user": "APP", "private_strand": false},
+  {"event": "insert", "session": "slow", "table": "APP.CUSTOMERS", "values": {"ID": 1, "NAME": "old"}},
+  {"event": "tick", "millis": 1000},
+  {"event": "insert", "session": "s1", "table": "APP.CUSTOMERS", "values": {"ID": 2, "NAME": "x"}},
+  {"event": "commit", "session": "s1"},
+  {"event": "tick", "millis": 1000}, {"event": "tick", "millis": 1000}, {"event": "tick", "millis": 1000},
+  {"event": "tick", "millis": 1000}, {"event": "tick", "millis": 1000}, {"event": "tick", "millis": 1000},
+  {"event": "tick", "millis": 1000}, {"event": "tick", "millis": 1000}, {"event": "tick", "millis": 1000},
+  {"event": "insert", "session": "slow", "table": "APP.CUSTOMERS", "values": {"ID": 3, "NAME": "late"}},
+  {"event": "commit", "session": "slow"}
+]}"#;
+
+#[test]
+fn a_commit_of_a_discarded_transaction_stops_even_after_a_restart() {
+    let discard = |s: &mut EngineSettings| {
+        s.age.max_age_ms = Some(5_000);
+        s.age.action = cdc_buffer::AgeAction::Discard;
+    };
+    let (result, records) = run_scenario(LATE_COMMIT, 40, Duration::from_secs(1), discard);
+    let error = result.unwrap_err();
+    assert_eq!(
+        error.cdc().unwrap().code(),
+        CdcCode::OrphanReleaseViolation,
+        "{error}"
+    );
+    // restart from the position of the discard's ops record: the ledger comes back from the
+    // offset and the late COMMIT still stops the task
+    let discarded_at = records
+        .iter()
+        .rposition(
+            |r| matches!(&r.kind, RecordKind::Ops(e) if e.event_type == "transaction-discarded"),
+        )
+        .unwrap();
+    let position = records[discarded_at].position.clone();
+    assert_eq!(position.released_xids.len(), 1);
+    let source = Scenario::from_json(LATE_COMMIT).unwrap().play().unwrap();
+    let spill = tempfile::tempdir().unwrap();
+    let clock = ManualClock::default();
+    let mut s = settings(&spill);
+    discard(&mut s);
+    let mut engine = CaptureEngine::open(
+        cdc_logminer::sim::SimSource::new(source.database().clone()),
+        s,
+        Some(cdc_offset::Position::from_json(&position.to_json()).unwrap()),
+        Box::new(clock.clone()),
+    )
+    .unwrap();
+    let mut out = Vec::new();
+    let error = run_until_quiet(&mut engine, &clock, &mut out, 3).unwrap_err();
+    assert_eq!(
+        error.cdc().unwrap().code(),
+        CdcCode::OrphanReleaseViolation,
+        "{error}"
+    );
+}
+
+#[test]
+fn the_session_is_recycled_at_its_maximum_age() {
+    let source = Scenario::from_json(QUIET).unwrap().into_source(1).unwrap();
+    let spill = tempfile::tempdir().unwrap();
+    let clock = ManualClock::default();
+    let mut s = settings(&spill);
+    s.session_max_age = Duration::from_secs(60);
+    let mut engine = CaptureEngine::open(source, s, None, Box::new(clock.clone())).unwrap();
+    let mut records = Vec::new();
+    for _ in 0..10 {
+        engine.step(&mut records).unwrap();
+        clock.advance(Duration::from_secs(25));
+    }
+    // 250 s of steps with a 60 s maximum age: recycled at about 75, 150 and 225 s
+    let recycles = engine.metrics().session_recycles;
+    assert!((3..=4).contains(&recycles), "{recycles} recycles");
+}
+
+#[test]
+fn an_offset_of_another_database_stops_at_start() {
+    let (result, records) = run_scenario(QUIET, 5, Duration::from_secs(1), |_| {});
+    result.unwrap();
+    let mut position = cdc_offset::Position::clone(&records.last().unwrap().position);
+    position.identity.dbid ^= 1;
+    let source = Scenario::from_json(QUIET).unwrap().into_source(1).unwrap();
+    let spill = tempfile::tempdir().unwrap();
+    let error = CaptureEngine::open(
+        source,
+        settings(&spill),
+        Some(position),
+        Box::new(ManualClock::default()),
+    )
+    .unwrap_err();
+    assert_eq!(error.code(), CdcCode::Topology, "{error}");
+}
+
+#[test]
+fn rows_after_an_alter_in_the_same_step_use_the_new_layout() {
+    // per poll three events: the engine opens during the ticks, mines the first insert in one
+    // step, then the ALTER and the insert that uses the new column arrive in one step, which
+    // the ALTER must cut so the insert is decoded with the new schema version
+    let json = r#"{"name": "alter", "database": {"seed": 17}, "events": [
+      {"event": "tick", "millis": 10}, {"event": "tick", "millis": 10}, {"event": "tick", "millis": 10},
+      {"event": "tick", "millis": 10}, {"event": "tick", "millis": 10}, {"event": "tick", "millis": 10},
+      {"event": "insert", "session": "s1", "table": "APP.CUSTOMERS", "values": {"ID": 1, "NAME": "before"}},
+      {"event": "commit", "session": "s1"},
+      {"event": "tick", "millis": 10},
+      {"event": "add_column", "table": "APP.CUSTOMERS", "column": {"name": "TAGS", "type": "VARCHAR2(30)"}},
+      {"event": "insert", "session": "s1", "table": "APP.CUSTOMERS", "values": {"ID": 2, "NAME": "after", "TAGS": "t"}},
+      {"event": "commit", "session": "s1"}
+    ]}"#;
+    let source = Scenario::from_json(json).unwrap().into_source(3).unwrap();
+    let spill = tempfile::tempdir().unwrap();
+    let clock = ManualClock::default();
+    let mut engine =
+        CaptureEngine::open(source, settings(&spill), None, Box::new(clock.clone())).unwrap();
+    let mut records = Vec::new();
+    run_until_quiet(&mut engine, &clock, &mut records, 3).unwrap();
+    let versions: Vec<(u32, bool)> = records
+        .iter()
+        .filter_map(|r| match &r.kind {
+            RecordKind::Change(c) => Some((c.layout.version, c.layout.column("TAGS").is_some())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(versions.len(), 2, "{versions:?}");
+    assert!(versions[0].0 < versions[1].0, "{versions:?}");
+    assert_eq!(
+        (versions[0].1, versions[1].1),
+        (false, true),
+        "{versions:?}"
+    );
+    assert_eq!(engine.metrics().step_cuts, 1);
+}
+
+/// The schema topic's records: every captured table's layout after the start heartbeat, a new
+/// version valid from the DDL that changed the table and sent before the changes decoded with
+/// it, and a removal when the table is dropped.
+#[test]
+fn layouts_go_out_at_start_after_ddl_and_on_drop() {
+    let json = r#"{"name": "layouts", "database": {"seed": 17}, "events": [
+      {"event": "tick", "millis": 10}, {"event": "tick", "millis": 10}, {"event": "tick", "millis": 10},
+      {"event": "tick", "millis": 10}, {"event": "tick", "millis": 10}, {"event": "tick", "millis": 10},
+      {"event": "insert", "session": "s1", "table": "APP.CUSTOMERS", "values": {"ID": 1, "NAME": "before"}},
+      {"event": "commit", "session": "s1"},
+      {"event": "tick", "millis": 10},
+      {"event": "add_column", "table": "APP.CUSTOMERS", "column": {"name": "TAGS", "type": "VARCHAR2(30)"}},
+      {"event": "insert", "session": "s1", "table": "APP.CUSTOMERS", "values": {"ID": 2, "NAME": "after", "TAGS": "t"}},
+      {"event": "commit", "session": "s1"},
+      {"event": "tick", "millis": 10}, {"event": "tick", "millis": 10}, {"event": "tick", "millis": 10},
+      {"event": "tick", "millis": 10}, {"event": "tick", "millis": 10}, {"event": "tick", "millis": 10},
+      {"event": "drop_table", "table": "APP.CUSTOMERS"},
+      {"event": "tick", "millis": 10}
+    ]}"#;
+    let source = Scenario::from_json(json).unwrap().into_source(3).unwrap();
+    let spill = tempfile::tempdir().unwrap();
+    let clock = ManualClock::default();
+    let mut engine =
+        CaptureEngine::open(source, settings(&spill), None, Box::new(clock.clone())).unwrap();
+    let start_scn = engine.position().resume.scn;
+    let mut records = Vec::new();
+    run_until_quiet(&mut engine, &clock, &mut records, 3).unwrap();
+    let customers = cdc_core::TableId::new("APP", "CUSTOMERS");
+    // the start heartbeat, then one layout per captured table, version 1, valid from the start
+    assert!(matches!(records[0].kind, RecordKind::Heartbeat { .. }));
+    let at_start: Vec<_> = records[1..]
+        .iter()
+        .map_while(|r| match &r.kind {
+            RecordKind::Schema(SchemaChange::Version(layout)) => Some(layout),
+            _ => None,
+        })
+        .collect();
+    assert!(at_start.len() >= 2, "{at_start:?}");
+    assert!(at_start.iter().any(|l| l.table == customers));
+    for layout in &at_start {
+        assert_eq!((layout.version, layout.valid_from), (1, start_scn));
+        assert!(
+            layout.supplemental.all_columns,
+            "the simulator logs all columns"
+        );
+    }
+    // after the start: CUSTOMERS' second version, then its removal, and nothing else
+    let later: Vec<(usize, &SchemaChange)> = records
+        .iter()
+        .enumerate()
+        .skip(1 + at_start.len())
+        .filter_map(|(i, r)| match &r.kind {
+            RecordKind::Schema(change) => Some((i, change)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(later.len(), 2, "{later:?}");
+    let SchemaChange::Version(v2) = later[0].1 else {
+        panic!("{later:?}");
+    };
+    assert_eq!((&v2.table, v2.version), (&customers, 2));
+    assert!(v2.column("TAGS").is_some());
+    assert_eq!(later[1].1, &SchemaChange::Removed(customers.clone()));
+    let changes: Vec<(usize, cdc_core::Scn, u32)> = records
+        .iter()
+        .enumerate()
+        .filter_map(|(i, r)| match &r.kind {
+            RecordKind::Change(c) => Some((i, c.event.scn, c.layout.version)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(changes.len(), 2, "{changes:?}");
+    // valid from the ALTER's SCN, between the two inserts; sent before the change that uses it
+    assert!(changes[0].1 < v2.valid_from && v2.valid_from < changes[1].1);
+    assert!(changes[0].0 < later[0].0 && later[0].0 < changes[1].0);
+    assert_eq!(changes[1].2, 2);
+    // the ops topic names each DDL and what it did to the captured tables
+    let ops: Vec<(&str, &std::collections::BTreeMap<String, String>)> = records
+        .iter()
+        .filter_map(|r| match &r.kind {
+            RecordKind::Ops(e) => Some((e.event_type, &e.details)),
+            _ => None,
+        })
+        .collect();
+    let of = |kind: &str| {
+        ops.iter()
+            .filter(|(t, _)| *t == kind)
+            .map(|(_, d)| *d)
+            .collect::<Vec<_>>()
+    };
+    let seen = of("ddl-seen");
+    assert_eq!(seen.len(), 2, "{ops:?}");
+    assert!(seen[0]["sql"].contains("TAGS"), "{seen:?}");
+    assert_eq!(seen[0]["object"], "CUSTOMERS");
+    assert_eq!(seen[0]["scn"], v2.valid_from.to_string());
+    let applied = of("ddl-applied");
+    assert_eq!(applied.len(), 2, "{ops:?}");
+    assert_eq!(
+        (
+            applied[0]["object"].as_str(),
+            applied[0]["version"].as_str()
+        ),
+        ("CUSTOMERS", "2")
+    );
+    assert_eq!(applied[1].get("removed").map(String::as_str), Some("true"));
+    let removed = of("table-removed");
+    assert_eq!(removed.len(), 1, "{ops:?}");
+    assert_eq!(removed[0]["table"], "APP.CUSTOMERS");
+    assert!(of("table-added").is_empty(), "{ops:?}");
+}
+
+/// A restart goes on numbering where the published versions stop: a layout that has not
+/// changed keeps its version and `valid_from`, a DDL mined again takes up the version it made
+/// before, and a layout no stored version matches gets the next number.
+#[test]
+fn a_restart_goes_on_from_the_published_versions() {
+    use std::sync::Arc;
+
+    use cdc_logminer::engine::{PublishedSchemas, PublishedVersion};
+
+    let json = r#"{"name": "republish", "database": {"seed": 19}, "events": [
+      {"event": "tick", "millis": 10}, {"event": "tick", "millis": 10}, {"event": "tick", "millis": 10},
+      {"event": "tick", "millis": 10}, {"event": "tick", "millis": 10}, {"event": "tick", "millis": 10},
+      {"event": "insert", "session": "s1", "table": "APP.CUSTOMERS", "values": {"ID": 1, "NAME": "before"}},
+      {"event": "commit", "session": "s1"},
+      {"event": "tick", "millis": 10}, {"event": "tick", "millis": 10}, {"event": "tick", "millis": 10},
+      {"event": "add_column", "table": "APP.CUSTOMERS", "column": {"name": "TAGS", "type": "VARCHAR2(30)"}},
+      {"event": "insert", "session": "s1", "table": "APP.CUSTOMERS", "values": {"ID": 2, "NAME": "after", "TAGS": "t"}},
+      {"event": "commit", "session": "s1"},
+      {"event": "tick", "millis": 10}, {"event": "tick", "millis": 10}, {"event": "tick", "millis": 10}
+    ]}"#;
+    let spill = tempfile::tempdir().unwrap();
+    let clock = ManualClock::default();
+    let source = Scenario::from_json(json).unwrap().into_source(3).unwrap();
+    let mut engine =
+        CaptureEngine::open(source, settings(&spill), None, Box::new(clock.clone())).unwrap();
+    let mut first = Vec::new();
+    run_until_quiet(&mut engine, &clock, &mut first, 3).unwrap();
+    let db = engine.source_mut().database().clone();
+    let customers = cdc_core::TableId::new("APP", "CUSTOMERS");
+    let layouts = |records: &[EngineRecord]| -> Vec<Arc<cdc_core::TableLayout>> {
+        records
+            .iter()
+            .filter_map(|r| match &r.kind {
+                RecordKind::Schema(SchemaChange::Version(layout)) => Some(Arc::clone(layout)),
+                _ => None,
+            })
+            .collect()
+    };
+    let published = layouts(&first);
+    let of_customers = |all: &[Arc<cdc_core::TableLayout>]| -> Vec<(u32, cdc_core::Scn)> {
+        all.iter()
+            .filter(|l| l.table == customers)
+            .map(|l| (l.version, l.valid_from))
+            .collect()
+    };
+    let stored = of_customers(&published);
+    assert_eq!(stored.len(), 2, "{stored:?}");
+    // what the schema topic would hold: each table's versions; `same` compares what they publish
+    let store = |matches: bool| {
+        let mut schemas = PublishedSchemas::default();
+        let mut tables: Vec<&cdc_core::TableId> = published.iter().map(|l| &l.table).collect();
+        tables.dedup();
+        for table in tables {
+            let versions = published
+                .iter()
+                .filter(|l| &l.table == table)
+                .map(|l| {
+                    let l = Arc::clone(l);
+                    PublishedVersion {
+                        version: l.version,
+                        valid_from: l.valid_from,
+                        same: Arc::new(move |now: &cdc_core::TableLayout| {
+                            matches && now.columns == l.columns && now.key == l.key
+                        }),
+                    }
+                })
+                .collect();
+            schemas.insert(table.clone(), versions);
+        }
+        schemas
+    };
+    let restart = |k: usize, matches: bool| {
+        let mut s = settings(&spill);
+        s.published = store(matches);
+        let position = first[k].position.as_ref().clone();
+        let mut engine = CaptureEngine::open(
+            cdc_logminer::sim::SimSource::new(db.clone()),
+            s,
+            Some(position),
+            Box::new(clock.clone()),
+        )
+        .unwrap();
+        let mut records = Vec::new();
+        run_until_quiet(&mut engine, &clock, &mut records, 3).unwrap();
+        records
+    };
+    let change_at = |n: usize| {
+        first
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| matches!(r.kind, RecordKind::Change(_)))
+            .nth(n)
+            .map(|(k, _)| k)
+            .unwrap()
+    };
+    let versions_of_changes = |records: &[EngineRecord]| -> Vec<u32> {
+        records
+            .iter()
+            .filter_map(|r| match &r.kind {
+                RecordKind::Change(c) => Some(c.layout.version),
+                _ => None,
+            })
+            .collect()
+    };
+
+    // after the last change: every table as it was published, CUSTOMERS at version 2
+    let after = restart(change_at(1), true);
+    let again = layouts(&after);
+    assert_eq!(of_customers(&again), vec![stored[1]]);
+    for layout in &again {
+        let before = published
+            .iter()
+            .rev()
+            .find(|l| l.table == layout.table)
+            .unwrap();
+        assert_eq!(
+            (layout.version, layout.valid_from),
+            (before.version, before.valid_from),
+            "{}",
+            layout.table
+        );
+    }
+
+    // after the first change, before the ALTER: the dictionary already has TAGS, which version
+    // 2 published; the ALTER mined again makes no third version
+    let before_ddl = restart(change_at(0), true);
+    assert_eq!(of_customers(&layouts(&before_ddl)), vec![stored[1]]);
+    assert_eq!(versions_of_changes(&before_ddl), vec![2]);
+
+    // nothing stored is the same: the next number, valid from the resume SCN
+    let resume = first[change_at(0)].position.resume.scn;
+    let changed = restart(change_at(0), false);
+    assert_eq!(of_customers(&layouts(&changed)), vec![(3, resume)]);
+    assert_eq!(versions_of_changes(&changed), vec![3]);
+}
+
+/// A first start after an ALTER: the log it starts in holds rows of the table older than the
+/// start, which LogMiner returns generic (STATUS 2, `"COL n"`); they are not the task's to
+/// publish and cannot stop it.
+#[test]
+fn a_first_start_passes_over_older_rows_it_cannot_decode() {
+    let json = r#"{"name": "start-after-alter", "database": {"seed": 21}, "events": [
+      {"event": "insert", "session": "s1", "table": "APP.CUSTOMERS", "values": {"ID": 1, "NAME": "before"}},
+      {"event": "commit", "session": "s1"},
+      {"event": "add_column", "table": "APP.CUSTOMERS", "column": {"name": "TAGS", "type": "VARCHAR2(30)"}},
+      {"event": "insert", "session": "s1", "table": "APP.CUSTOMERS", "values": {"ID": 2, "NAME": "after", "TAGS": "t"}},
+      {"event": "commit", "session": "s1"}
+    ]}"#;
+    let source = Scenario::from_json(json).unwrap().play().unwrap();
+    let alter = source.database().truth().ddl.last().unwrap().scn;
+    let spill = tempfile::tempdir().unwrap();
+    let clock = ManualClock::default();
+    let mut s = settings(&spill);
+    s.start_scn = Some(alter);
+    let mut engine = CaptureEngine::open(source, s, None, Box::new(clock.clone())).unwrap();
+    let mut records = Vec::new();
+    run_until_quiet(&mut engine, &clock, &mut records, 3).unwrap();
+    let delivered: Vec<_> = delivered(&records)
+        .into_iter()
+        .flat_map(|(_, _, changes)| changes)
+        .collect();
+    assert_eq!(delivered.len(), 1, "{delivered:?}");
+    let after = delivered[0].after.as_ref().unwrap();
+    assert!(after.contains_key("TAGS"), "{after:?}");
+    assert_eq!(engine.metrics().decode_failures, 0);
+}
+
+/// CDC-6003 at start: a stored version that differs from the dictionary stops the start when
+/// the table's last DDL came more than 10 s before the resume SCN's time (the stored versions
+/// are wrong); DDL after the resume point explains the difference and the start goes on.
+#[test]
+fn a_stored_version_no_later_ddl_explains_stops_the_start() {
+    use std::sync::Arc;
+
+    use cdc_logminer::engine::{PublishedSchemas, PublishedVersion};
+
+    let json = r#"{"name": "mismatch", "database": {"seed": 20}, "events": [
+      {"event": "tick", "millis": 10}, {"event": "tick", "millis": 10}, {"event": "tick", "millis": 10},
+      {"event": "tick", "millis": 10}, {"event": "tick", "millis": 10}, {"event": "tick", "millis": 10},
+      {"event": "insert", "session": "s1", "table": "APP.CUSTOMERS", "values": {"ID": 1, "NAME": "before"}},
+      {"event": "commit", "session": "s1"},
+      {"event": "tick", "millis": 10}, {"event": "tick", "millis": 10}, {"event": "tick", "millis": 10},
+      {"event": "add_column", "table": "APP.CUSTOMERS", "column": {"name": "TAGS", "type": "VARCHAR2(30)"}},
+      {"event": "tick", "millis": 20000},
+      {"event": "insert", "session": "s1", "table": "APP.CUSTOMERS", "values": {"ID": 2, "NAME": "after", "TAGS": "t"}},
+      {"event": "commit", "session": "s1"},
+      {"event": "tick", "millis": 10}, {"event": "tick", "millis": 10}, {"event": "tick", "millis": 10}
+    ]}"#;
+    let spill = tempfile::tempdir().unwrap();
+    let clock = ManualClock::default();
+    let source = Scenario::from_json(json).unwrap().into_source(3).unwrap();
+    let mut engine =
+        CaptureEngine::open(source, settings(&spill), None, Box::new(clock.clone())).unwrap();
+    let mut first = Vec::new();
+    run_until_quiet(&mut engine, &clock, &mut first, 3).unwrap();
+    let db = engine.source_mut().database().clone();
+    let customers = cdc_core::TableId::new("APP", "CUSTOMERS");
+    // a schema topic that lost CUSTOMERS' second version (the one with TAGS)
+    let v1 = first
+        .iter()
+        .find_map(|r| match &r.kind {
+            RecordKind::Schema(SchemaChange::Version(l)) if l.table == customers => {
+                Some(Arc::clone(l))
+            }
+            _ => None,
+        })
+        .unwrap();
+    assert_eq!(v1.version, 1);
+    let stored = || {
+        let mut schemas = PublishedSchemas::default();
+        let l = Arc::clone(&v1);
+        schemas.insert(
+            customers.clone(),
+            vec![PublishedVersion {
+                version: 1,
+                valid_from: l.valid_from,
+                same: Arc::new(move |now: &cdc_core::TableLayout| now.columns == l.columns),
+            }],
+        );
+        schemas
+    };
+    let changes: Vec<usize> = first
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| matches!(r.kind, RecordKind::Change(_)))
+        .map(|(k, _)| k)
+        .collect();
+    assert_eq!(changes.len(), 2);
+    let open = |k: usize| {
+        let mut s = settings(&spill);
+        s.published = stored();
+        CaptureEngine::open(
+            cdc_logminer::sim::SimSource::new(db.clone()),
+            s,
+            Some(first[k].position.as_ref().clone()),
+            Box::new(clock.clone()),
+        )
+    };
+
+    // resuming 20 s after the ALTER: nothing ahead explains the stored version
+    let error = open(changes[1]).unwrap_err();
+    assert_eq!(error.code(), CdcCode::SchemaMismatch, "{error}");
+    let message = error.to_string();
+    assert!(message.contains("APP.CUSTOMERS"), "{message}");
+    assert!(message.contains("stored version 1"), "{message}");
+
+    // a first start (no offset) has nothing to reconcile: no stop, the next number
+    let (result, records, _) = capture_played(&db, None, |s| {
+        s.published = stored();
+        s.start_scn = Some(first[changes[1]].position.resume.scn);
+    });
+    result.unwrap();
+    let started = records.iter().find_map(|r| match &r.kind {
+        RecordKind::Schema(SchemaChange::Version(l)) if l.table == customers => Some(l.version),
+        _ => None,
+    });
+    assert_eq!(started, Some(2));
+
+    // resuming before the ALTER: it is ahead in the redo; the start goes on, and the
+    // dictionary's layout is the next version
+    let mut engine = open(changes[0]).unwrap();
+    let mut records = Vec::new();
+    run_until_quiet(&mut engine, &clock, &mut records, 3).unwrap();
+    let versions: Vec<u32> = records
+        .iter()
+        .filter_map(|r| match &r.kind {
+            RecordKind::Change(c) => Some(c.layout.version),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(versions, vec![2]);
+}
+
+#[test]
+fn archive_only_mines_a_change_once_its_log_is_archived() {
+    let run = |archived: bool, mode: cdc_logminer::source::CaptureMode| {
+        let mut events = vec![
+            r#"{"event": "insert", "session": "s1", "table": "APP.CUSTOMERS", "values": {"ID": 1, "NAME": "a"}}"#,
+            r#"{"event": "commit", "session": "s1"}"#,
+        ];
+        if archived {
+            events.push(r#"{"event": "log_switch"}"#);
+            events.push(r#"{"event": "archive"}"#);
+        }
+        let json = format!(
+            r#"{{"name": "archive", "database": {{"seed": 18}}, "events": [{}]}}"#,
+            events.join(",")
+        );
+        let db = Scenario::from_json(&json)
+            .unwrap()
+            .play()
+            .unwrap()
+            .database()
+            .clone();
+        let (result, records, _) = capture_played(&db, None, |s| s.capture_mode = mode);
+        result.unwrap();
+        delivered(&records).len()
+    };
+    use cdc_logminer::source::CaptureMode::{ArchiveOnly, Online};
+    assert_eq!(run(false, Online), 1, "online mode mines the current log");
+    assert_eq!(
+        run(false, ArchiveOnly),
+        0,
+        "archive_only waits for the archive"
+    );
+    assert_eq!(run(true, ArchiveOnly), 1);
+}
+
+fn dlq_records(records: &[EngineRecord]) -> Vec<&cdc_logminer::engine::DlqRecord> {
+    records
+        .iter()
+        .filter_map(|r| match &r.kind {
+            RecordKind::Dlq(d) => Some(d),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Captures a copy of `db` (every event played) from `position`, or without one from its
+/// oldest log, with the test settings as `edit` leaves them, until it is quiet: the outcome,
+/// the records and the engine's counters.
+fn capture_played(
+    db: &cdc_logminer::sim::SimDatabase,
+    position: Option<cdc_offset::Position>,
+    edit: impl FnOnce(&mut EngineSettings),
+) -> (
+    Result<(), EngineError>,
+    Vec<EngineRecord>,
+    cdc_logminer::engine::EngineMetrics,
+) {
+    let spill = tempfile::tempdir().unwrap();
+    let clock = ManualClock::default();
+    let mut s = settings(&spill);
+    if position.is_none() {
+        s.start_scn = Some(oldest_scn(db));
+    }
+    edit(&mut s);
+    let mut engine = CaptureEngine::open(
+        cdc_logminer::sim::SimSource::new(db.clone()),
+        s,
+        position,
+        Box::new(clock.clone()),
+    )
+    .unwrap();
+    let mut records = Vec::new();
+    let result = run_until_quiet(&mut engine, &clock, &mut records, 3);
+    (result, records, engine.metrics())
+}
+
+/// (table, ID) of each delivered change, in order.
+fn delivered_ids(records: &[EngineRecord]) -> Vec<(String, String)> {
+    delivered(records)
+        .into_iter()
+        .flat_map(|(_, _, changes)| changes)
+        .map(|c| {
+            let image = c.after.or(c.before).unwrap();
+            let id = match &image["ID"] {
+                cdc_core::Value::Number(n) => n.to_string(),
+                other => format!("{other:?}"),
+            };
+            (c.table.table.clone(), id)
+        })
+        .collect()
+}
+
+/// A row that cannot be decoded matters only if its transaction commits with it: one rolled
+/// back, or taken back by ROLLBACK TO SAVEPOINT, neither stops the task nor reaches the DLQ.
+#[test]
+fn undecodable_rows_that_are_rolled_back_neither_stop_nor_reach_the_dlq() {
+    let json = r#"{"name": "rolled-back", "database": {"seed": 22}, "events": [
+      {"event": "create_table", "table": {"owner": "APP", "name": "FLAGS",
+        "columns": [{"name": "ID", "type": "NUMBER(9)"}, {"name": "OK", "type": "BOOLEAN"}],
+        "primary_key": ["ID"]}},
+      {"event": "insert", "session": "s1", "table": "APP.CUSTOMERS", "values": {"ID": 1, "NAME": "rolled back"}},
+      {"event": "rollback", "session": "s1"},
+      {"event": "insert", "session": "s4", "table": "APP.FLAGS", "values": {"ID": 1, "OK": true}},
+      {"event": "rollback", "session": "s4"},
+      {"event": "insert", "session": "s2", "table": "APP.ORDERS", "values": {"ID": 5, "STATUS": "kept"}},
+      {"event": "savepoint", "session": "s2", "name": "a"},
+      {"event": "insert", "session": "s2", "table": "APP.CUSTOMERS", "values": {"ID": 2, "NAME": "undone"}},
+      {"event": "update", "session": "s2", "table": "APP.CUSTOMERS", "where": {"ID": 2}, "set": {"NAME": "undone too"}},
+      {"event": "insert", "session": "s2", "table": "APP.FLAGS", "values": {"ID": 2, "OK": false}},
+      {"event": "rollback_to", "session": "s2", "name": "a"},
+      {"event": "commit", "session": "s2"},
+      {"event": "add_column", "table": "APP.CUSTOMERS", "column": {"name": "TAGS", "type": "VARCHAR2(30)"}},
+      {"event": "insert", "session": "s3", "table": "APP.CUSTOMERS", "values": {"ID": 3, "NAME": "after", "TAGS": "t"}},
+      {"event": "commit", "session": "s3"}
+    ]}"#;
+    // mined after the ALTER: the CUSTOMERS rows before it come back generic (STATUS 2); the
+    // FLAGS rows come back UNSUPPORTED (a BOOLEAN column)
+    let source = Scenario::from_json(json).unwrap().play().unwrap();
+    for mode in [DecodeErrorMode::Fail, DecodeErrorMode::Dlq] {
+        let (result, records, metrics) =
+            capture_played(source.database(), None, |s| s.on_decode_error = mode);
+        result.unwrap();
+        // the rows were mined and could not be decoded (the insert and update of the savepoint,
+        // the rolled-back insert), and none of them counted
+        assert_eq!(metrics.decode_failures, 3, "{mode:?}");
+        assert!(dlq_records(&records).is_empty(), "{mode:?}");
+        assert_eq!(
+            delivered_ids(&records),
+            [
+                ("ORDERS".to_owned(), "5".to_owned()),
+                ("CUSTOMERS".to_owned(), "3".to_owned())
+            ],
+            "{mode:?}"
+        );
+    }
+}
+
+/// A restart mines again the transactions committed after its resume point (a transaction
+/// still open there holds it back), and skips those acknowledged. After a DDL, LogMiner returns
+/// their older rows generic: that cannot stop the restart, since nothing of them is published.
+#[test]
+fn a_restart_passes_over_acknowledged_rows_a_ddl_made_undecodable() {
+    let json = r#"{"name": "restart-after-alter", "database": {"seed": 23}, "events": [
+      {"event": "begin", "session": "s1", "private_strand": false},
+      {"event": "insert", "session": "s1", "table": "APP.ORDERS", "values": {"ID": 5, "STATUS": "open long"}},
+      {"event": "insert", "session": "s2", "table": "APP.CUSTOMERS", "values": {"ID": 10, "NAME": "published"}},
+      {"event": "commit", "session": "s2"},
+      {"event": "tick", "millis": 10}, {"event": "tick", "millis": 10}, {"event": "tick", "millis": 10},
+      {"event": "tick", "millis": 10}, {"event": "tick", "millis": 10}, {"event": "tick", "millis": 10},
+      {"event": "tick", "millis": 10}, {"event": "tick", "millis": 10}, {"event": "tick", "millis": 10},
+      {"event": "add_column", "table": "APP.CUSTOMERS", "column": {"name": "TAGS", "type": "VARCHAR2(30)"}},
+      {"event": "insert", "session": "s3", "table": "APP.CUSTOMERS", "values": {"ID": 11, "NAME": "after", "TAGS": "t"}},
+      {"event": "commit", "session": "s3"},
+      {"event": "commit", "session": "s1"}
+    ]}"#;
+    let spill = tempfile::tempdir().unwrap();
+    let clock = ManualClock::default();
+    let source = Scenario::from_json(json).unwrap().into_source(1).unwrap();
+    let mut engine =
+        CaptureEngine::open(source, settings(&spill), None, Box::new(clock.clone())).unwrap();
+    // step until CUSTOMERS 10 is published, decoded before the ALTER
+    let mut first = Vec::new();
+    let published = loop {
+        engine.step(&mut first).unwrap();
+        clock.advance(Duration::from_millis(250));
+        if let Some(k) = first
+            .iter()
+            .position(|r| matches!(&r.kind, RecordKind::Change(c) if c.event.change.table.table == "CUSTOMERS"))
+        {
+            break k;
+        }
+    };
+    assert!(
+        engine.source_mut().database().truth().ddl.is_empty(),
+        "published before the ALTER"
+    );
+    run_until_quiet(&mut engine, &clock, &mut first, 20).unwrap();
+    assert_eq!(delivered_ids(&first).len(), 3);
+    let db = engine.source_mut().database().clone();
+    let position = first[published].position.as_ref().clone();
+    // the open transaction holds the resume point before the published one
+    let published_commit = position.last_commit.unwrap();
+    assert!(position.resume.addr.unwrap() < published_commit.addr);
+
+    for mode in [DecodeErrorMode::Fail, DecodeErrorMode::Dlq] {
+        let (result, records, metrics) =
+            capture_played(&db, Some(position.clone()), |s| s.on_decode_error = mode);
+        result.unwrap();
+        assert_eq!(metrics.decode_failures, 1, "{mode:?}: mined again");
+        assert_eq!(metrics.transactions_skipped, 0, "{mode:?}");
+        assert!(dlq_records(&records).is_empty(), "{mode:?}");
+        assert_eq!(
+            delivered_ids(&records),
+            [
+                ("CUSTOMERS".to_owned(), "11".to_owned()),
+                ("ORDERS".to_owned(), "5".to_owned())
+            ],
+            "{mode:?}"
+        );
+    }
+}
+
+/// With `dlq`, a committed transaction's undecodable rows go to the DLQ just before its
+/// changes, carrying its commit with no change acknowledged: a restart from there sends the
+/// changes and not the DLQ records again; one from before sends both.
+#[test]
+fn dlq_records_of_a_transaction_are_sent_once_across_a_restart() {
+    // FLAGS has a BOOLEAN column: LogMiner gives its rows as UNSUPPORTED
+    let json = r#"{"name": "dlq-once", "database": {"seed": 24}, "events": [
+      {"event": "create_table", "table": {"owner": "APP", "name": "FLAGS",
+        "columns": [{"name": "ID", "type": "NUMBER(9)"}, {"name": "OK", "type": "BOOLEAN"}],
+        "primary_key": ["ID"]}},
+      {"event": "insert", "session": "s1", "table": "APP.ORDERS", "values": {"ID": 5, "STATUS": "first"}},
+      {"event": "insert", "session": "s1", "table": "APP.FLAGS", "values": {"ID": 1, "OK": true}},
+      {"event": "insert", "session": "s1", "table": "APP.ORDERS", "values": {"ID": 6, "STATUS": "second"}},
+      {"event": "commit", "session": "s1"}
+    ]}"#;
+    let source = Scenario::from_json(json).unwrap().play().unwrap();
+    let run = |position: Option<cdc_offset::Position>| {
+        let (result, records, _) = capture_played(source.database(), position, |s| {
+            s.on_decode_error = DecodeErrorMode::Dlq
+        });
+        result.unwrap();
+        records
+    };
+    let orders = [
+        ("ORDERS".to_owned(), "5".to_owned()),
+        ("ORDERS".to_owned(), "6".to_owned()),
+    ];
+    let first = run(None);
+    assert_eq!(dlq_records(&first).len(), 1);
+    assert_eq!(delivered_ids(&first), orders);
+    let at_dlq = first
+        .iter()
+        .position(|r| matches!(r.kind, RecordKind::Dlq(_)))
+        .unwrap();
+    let first_change = first
+        .iter()
+        .position(|r| matches!(r.kind, RecordKind::Change(_)))
+        .unwrap();
+    assert!(
+        at_dlq < first_change,
+        "the DLQ record comes before the changes"
+    );
+    let RecordKind::Change(change) = &first[first_change].kind else {
+        unreachable!()
+    };
+    let marker = first[at_dlq].position.last_commit.unwrap();
+    assert_eq!(
+        (marker.addr, marker.event_index),
+        (change.commit.commit_addr, 0)
+    );
+    assert_eq!(dlq_records(&first)[0].kind, "unsupported-row");
+    assert!(
+        matches!(&first[at_dlq + 1].kind, RecordKind::Ops(e) if e.event_type == "unsupported-row")
+    );
+
+    // after the DLQ record and its ops event: the changes, no DLQ record
+    for k in [at_dlq, at_dlq + 1] {
+        let again = run(Some(first[k].position.as_ref().clone()));
+        assert!(dlq_records(&again).is_empty(), "restart after record {k}");
+        assert_eq!(delivered_ids(&again), orders, "restart after record {k}");
+    }
+    // before it: both
+    let again = run(Some(first[at_dlq - 1].position.as_ref().clone()));
+    assert_eq!(dlq_records(&again).len(), 1);
+    assert_eq!(delivered_ids(&again), orders);
+    // after the first change: the second, and the DLQ record again (the earlier run might
+    // have decoded that row, so it is not taken as sent)
+    let again = run(Some(first[first_change].position.as_ref().clone()));
+    assert_eq!(dlq_records(&again).len(), 1);
+    assert_eq!(delivered_ids(&again), orders[1..]);
+}
+
+/// Past `held_failures_max` rows held, a failure is acted on as its row is applied: with
+/// `dlq` its DLQ record goes out at once, between transactions; with `fail` the task stops.
+#[test]
+fn past_the_bound_a_failure_is_acted_on_at_once() {
+    let json = r#"{"name": "held-bound", "database": {"seed": 25}, "events": [
+      {"event": "create_table", "table": {"owner": "APP", "name": "FLAGS",
+        "columns": [{"name": "ID", "type": "NUMBER(9)"}, {"name": "OK", "type": "BOOLEAN"}],
+        "primary_key": ["ID"]}},
+      {"event": "insert", "session": "s1", "table": "APP.FLAGS", "values": {"ID": 1, "OK": true}},
+      {"event": "insert", "session": "s1", "table": "APP.FLAGS", "values": {"ID": 2, "OK": true}},
+      {"event": "insert", "session": "s1", "table": "APP.ORDERS", "values": {"ID": 5, "STATUS": "kept"}},
+      {"event": "commit", "session": "s1"},
+      {"event": "insert", "session": "s2", "table": "APP.FLAGS", "values": {"ID": 3, "OK": true}},
+      {"event": "rollback", "session": "s2"}
+    ]}"#;
+    let source = Scenario::from_json(json).unwrap().play().unwrap();
+    let run = |mode: DecodeErrorMode| {
+        let (result, records, _) = capture_played(source.database(), None, |s| {
+            s.on_decode_error = mode;
+            s.held_failures_max = 1;
+        });
+        (result, records)
+    };
+
+    let (result, records) = run(DecodeErrorMode::Dlq);
+    result.unwrap();
+    let dlq = dlq_records(&records);
+    assert_eq!(dlq.len(), 2, "{dlq:?}");
+    assert_eq!(dlq[0].xid, dlq[1].xid);
+    // the second row's record went out at once, before the first (held to the commit)
+    assert!(dlq[0].scn > dlq[1].scn);
+    let commit = records
+        .iter()
+        .find_map(|r| match &r.kind {
+            RecordKind::Change(c) => Some(c.commit.commit_addr),
+            _ => None,
+        })
+        .unwrap();
+    let carried: Vec<_> = records
+        .iter()
+        .filter(|r| matches!(r.kind, RecordKind::Dlq(_)))
+        .map(|r| r.position.last_commit.map(|c| c.addr))
+        .collect();
+    assert_ne!(carried[0], Some(commit), "sent between transactions");
+    assert_eq!(carried[1], Some(commit), "sent with its commit");
+    assert_eq!(
+        delivered_ids(&records),
+        [("ORDERS".to_owned(), "5".to_owned())]
+    );
+
+    let (result, records) = run(DecodeErrorMode::Fail);
+    assert_eq!(
+        result.unwrap_err().cdc().unwrap().code(),
+        CdcCode::Decode,
+        "the second row stops the task"
+    );
+    assert!(delivered_ids(&records).is_empty());
+}
