@@ -37,8 +37,8 @@ pub use buffer::{
 pub use codec::{Frame, UndoRecord};
 pub use error::{BufferError, TxnSummary};
 pub use policy::{
-    AgeAction, AgeDiscard, AgeSettings, DatabaseSnapshot, DiscardedTransactionDlq, OpsEvent,
-    OrphanAction, OrphanCheck, OrphanDetector, OrphanRelease, OrphanSettings, OrphanVerdict,
-    ReleasedLedger, TxnFacts, check_age,
+    AgeDiscard, AgeSettings, DatabaseSnapshot, DiscardedTransactionDlq, OrphanCheck,
+    OrphanDetector, OrphanRelease, OrphanSettings, OrphanVerdict, ReleasedLedger, TxnFacts,
+    check_age,
 };
 pub use size::change_heap_bytes;

@@ -17,15 +17,11 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
-use cdc_core::{ConXid, Scn};
+use cdc_core::config::{MaxAgeAction, OrphanAction};
+use cdc_core::{ConXid, DlqKind, OpsEvent, OpsKind, Scn};
 
 use crate::buffer::{SessionId, TxnView};
 use crate::error::{BufferError, TxnSummary};
-
-/// The ops event type of a released orphan.
-pub const TRANSACTION_ORPHAN_RELEASED: &str = "transaction-orphan-released";
-/// The ops event type (and DLQ record kind) of a transaction discarded by the age policy.
-pub const TRANSACTION_DISCARDED: &str = "transaction-discarded";
 
 /// Transactions released as orphans or discarded, newest last; a COMMIT for one of them stops
 /// the task with CDC-7001. It is the offset's `released_xids` itself (bounded to the newest
@@ -98,13 +94,6 @@ impl From<TxnView<'_>> for TxnFacts {
     }
 }
 
-/// An event for the ops topic, as data: its `type` and its `details` map.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct OpsEvent {
-    pub event_type: &'static str,
-    pub details: BTreeMap<String, String>,
-}
-
 /// A DLQ record of kind `transaction-discarded`, as data.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DiscardedTransactionDlq {
@@ -120,17 +109,9 @@ pub struct DiscardedTransactionDlq {
 
 impl DiscardedTransactionDlq {
     /// The record's `kind`.
-    pub fn kind(&self) -> &'static str {
-        TRANSACTION_DISCARDED
+    pub fn kind(&self) -> DlqKind {
+        DlqKind::TransactionDiscarded
     }
-}
-
-/// `cdc.transaction.orphan.action`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum OrphanAction {
-    #[default]
-    Release,
-    Fail,
 }
 
 /// The orphan settings.
@@ -138,6 +119,7 @@ pub enum OrphanAction {
 pub struct OrphanSettings {
     /// `cdc.transaction.orphan.check.interval.ms`.
     pub check_interval_ms: u64,
+    /// `cdc.transaction.orphan.action`.
     pub action: OrphanAction,
 }
 
@@ -322,26 +304,26 @@ fn orphan_release(facts: &TxnFacts, since: Scn, mined_to: Scn, now_ms: u64) -> O
     );
     OrphanRelease {
         key: facts.key,
-        ops_event: OpsEvent {
-            event_type: TRANSACTION_ORPHAN_RELEASED,
-            details,
-        },
+        ops_event: OpsEvent::new(OpsKind::TransactionOrphanReleased, details),
     }
 }
 
-/// `cdc.transaction.max.age.action`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum AgeAction {
-    #[default]
-    Fail,
-    Discard,
+/// The age settings; `max_age_ms: None` is unlimited (the default).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AgeSettings {
+    /// `cdc.transaction.max.age.ms`.
+    pub max_age_ms: Option<u64>,
+    /// `cdc.transaction.max.age.action`.
+    pub action: MaxAgeAction,
 }
 
-/// The age settings; `max_age_ms: None` is unlimited (the default).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct AgeSettings {
-    pub max_age_ms: Option<u64>,
-    pub action: AgeAction,
+impl Default for AgeSettings {
+    fn default() -> Self {
+        AgeSettings {
+            max_age_ms: None,
+            action: MaxAgeAction::Fail,
+        }
+    }
 }
 
 /// A transaction to discard: drop it (`TransactionBuffer::release`, which also adds it to the
@@ -372,20 +354,17 @@ pub fn check_age(
         return Ok(Vec::new());
     }
     match settings.action {
-        AgeAction::Fail => Err(BufferError::TransactionTooOld {
+        MaxAgeAction::Fail => Err(BufferError::TransactionTooOld {
             max_age_ms,
             transactions: too_old.iter().map(TxnFacts::summary).collect(),
         }),
-        AgeAction::Discard => Ok(too_old
+        MaxAgeAction::Discard => Ok(too_old
             .into_iter()
             .map(|facts| {
                 let age_ms = facts.age_ms(now_ms);
                 AgeDiscard {
                     key: facts.key,
-                    ops_event: OpsEvent {
-                        event_type: TRANSACTION_DISCARDED,
-                        details: facts.details(now_ms),
-                    },
+                    ops_event: OpsEvent::new(OpsKind::TransactionDiscarded, facts.details(now_ms)),
                     dlq: DiscardedTransactionDlq {
                         key: facts.key,
                         pdb: facts.pdb.clone(),
@@ -643,7 +622,7 @@ mod tests {
         assert_eq!(r.releases.len(), 1);
         let release = &r.releases[0];
         assert_eq!(release.key, key(1));
-        assert_eq!(release.ops_event.event_type, "transaction-orphan-released");
+        assert_eq!(release.ops_event.kind, OpsKind::TransactionOrphanReleased);
         let d = &release.ops_event.details;
         for (k, v) in [
             ("xid", "5.1.900"),
@@ -697,11 +676,11 @@ mod tests {
         );
         let fail = AgeSettings {
             max_age_ms: Some(5_000),
-            action: AgeAction::Fail,
+            action: MaxAgeAction::Fail,
         };
         let discard = AgeSettings {
             max_age_ms: Some(5_000),
-            action: AgeAction::Discard,
+            action: MaxAgeAction::Discard,
         };
         // at the limit is not over it
         assert!(check_age(fail, 5_000, open()).unwrap().is_empty());
@@ -716,10 +695,10 @@ mod tests {
         assert_eq!(discards.len(), 2);
         let first = &discards[0];
         assert_eq!(first.key, key(1));
-        assert_eq!(first.ops_event.event_type, "transaction-discarded");
+        assert_eq!(first.ops_event.kind, OpsKind::TransactionDiscarded);
         assert_eq!(first.ops_event.details["age_ms"], "9001");
         assert_eq!(first.ops_event.details["xid"], "5.1.900");
-        assert_eq!(first.dlq.kind(), "transaction-discarded");
+        assert_eq!(first.dlq.kind(), DlqKind::TransactionDiscarded);
         assert_eq!(first.dlq.age_ms, 9_001);
         assert_eq!(first.dlq.pdb.as_deref(), Some("FREEPDB1"));
         assert_eq!(first.dlq.events, 3);

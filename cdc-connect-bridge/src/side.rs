@@ -2,7 +2,7 @@
 //! `docs/records.md` ("Side records") lists; they carry no column values (a DLQ record's SQL text
 //! only when the engine put it there: `cdc.log.sensitive.data` and no excluded column possible).
 
-use cdc_buffer::OpsEvent;
+use cdc_core::OpsEvent;
 use cdc_core::Scn;
 use cdc_core::table::{KeySource, TableId, TableLayout};
 use cdc_logminer::engine::{DlqRecord, HeartbeatReason};
@@ -191,7 +191,7 @@ pub fn ops_value(event: &OpsEvent, server: &str, ts_ms: i64, resume_scn: Scn) ->
         .collect();
     let mut m = Map::new();
     m.insert("v".into(), Json::from(SIDE_VERSION));
-    m.insert("type".into(), Json::from(event.event_type));
+    m.insert("type".into(), Json::from(event.kind.as_str()));
     m.insert("ts_ms".into(), Json::from(ts_ms));
     m.insert("server".into(), Json::from(server));
     m.insert("resume_scn".into(), Json::from(resume_scn.0));
@@ -242,7 +242,7 @@ pub fn dlq_value(record: &DlqRecord, server: &str, ts_ms: i64) -> Json {
     let table = record.table.as_ref();
     let mut m = Map::new();
     m.insert("v".into(), Json::from(SIDE_VERSION));
-    m.insert("kind".into(), Json::from(record.kind));
+    m.insert("kind".into(), Json::from(record.kind.as_str()));
     m.insert("ts_ms".into(), Json::from(ts_ms));
     m.insert("server".into(), Json::from(server));
     m.insert("con_id".into(), Json::from(record.xid.con.0));

@@ -7,12 +7,12 @@ use crate::support;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use cdc_buffer::OpsEvent;
 use cdc_connect_bridge::{RecordBuilder, RecordContext};
 use cdc_core::change::{ChangeOp, ColumnValue};
 use cdc_core::table::{ColumnDef, ColumnType, KeySource, TableId, TableLayout};
 use cdc_core::value::Value;
 use cdc_core::{ConId, ConXid, Operation, Scn, Xid};
+use cdc_core::{DlqKind, OpsEvent, OpsKind};
 use cdc_logminer::engine::{DlqRecord, EngineRecord, HeartbeatReason, RecordKind};
 use support::*;
 
@@ -275,11 +275,11 @@ fn side_records(schemas: &str) -> String {
             mined_to: Some(Scn(5_000_200)),
         },
         RecordKind::Ops(OpsEvent {
-            event_type: "transaction-discarded",
+            kind: OpsKind::TransactionDiscarded,
             details: details.clone(),
         }),
         RecordKind::Dlq(DlqRecord {
-            kind: "transaction-discarded",
+            kind: DlqKind::TransactionDiscarded,
             xid: ConXid::new(ConId(0), Xid::new(5, 12, 900)),
             table: None,
             scn: Scn(5_000_100),
@@ -292,7 +292,7 @@ fn side_records(schemas: &str) -> String {
             details,
         }),
         RecordKind::Dlq(DlqRecord {
-            kind: "unsupported-row",
+            kind: DlqKind::UnsupportedRow,
             xid: ConXid::new(ConId(3), Xid::new(7, 1, 42)),
             table: Some(TableId::new("APP", "DOCS").in_pdb("FREEPDB1")),
             scn: Scn(5_000_300),

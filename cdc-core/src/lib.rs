@@ -9,6 +9,7 @@
 pub mod change;
 pub mod config;
 pub mod error;
+pub mod ops;
 pub mod ora;
 pub mod position;
 pub mod table;
@@ -16,6 +17,7 @@ pub mod value;
 
 pub use change::{ChangeEvent, ChangeOp, CommittedTransaction, MinedRow, Operation, RowChange};
 pub use error::{CdcClass, CdcCode, CdcError};
+pub use ops::{DlqKind, OpsEvent, OpsKind};
 pub use position::{ConId, ConXid, ObjectId, PositionError, RedoAddr, RedoThread, RsId, Scn, Xid};
 pub use table::{
     ColumnDef, ColumnType, KeySource, SupplementalLogging, TableId, TableLayout, UniqueIndex,

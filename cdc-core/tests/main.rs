@@ -6,4 +6,5 @@ mod config_doc;
 mod config_errors;
 mod config_parse;
 mod config_tables;
+mod records_doc;
 mod runbooks_doc;

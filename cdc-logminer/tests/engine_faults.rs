@@ -114,7 +114,7 @@ fn assert_retried(
         .records
         .iter()
         .filter_map(|r| match &r.kind {
-            RecordKind::Ops(e) if e.event_type == "reconnected" => Some(&e.details),
+            RecordKind::Ops(e) if e.kind == cdc_core::OpsKind::Reconnected => Some(&e.details),
             _ => None,
         })
         .collect();

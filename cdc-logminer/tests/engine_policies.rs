@@ -7,9 +7,10 @@ use crate::engine_support;
 use std::time::Duration;
 
 use cdc_core::CdcCode;
+use cdc_core::config::DecodeErrorAction;
 use cdc_logminer::engine::{
-    CaptureEngine, DecodeErrorMode, EngineError, EngineRecord, EngineSettings, HeartbeatReason,
-    ManualClock, RecordKind, SchemaChange,
+    CaptureEngine, EngineError, EngineRecord, EngineSettings, HeartbeatReason, ManualClock,
+    RecordKind, SchemaChange,
 };
 use cdc_logminer::sim::Scenario;
 use engine_support::*;
@@ -40,7 +41,7 @@ fn ops_types(records: &[EngineRecord]) -> Vec<&'static str> {
     records
         .iter()
         .filter_map(|r| match &r.kind {
-            RecordKind::Ops(e) => Some(e.event_type),
+            RecordKind::Ops(e) => Some(e.kind.as_str()),
             _ => None,
         })
         .collect()
@@ -126,7 +127,7 @@ fn an_orphan_is_released_into_the_ledger() {
     // with action fail: CDC-7002
     let (result, _) = run_scenario(ORPHAN, 30, Duration::from_secs(2), |s| {
         s.orphan.check_interval_ms = 5_000;
-        s.orphan.action = cdc_buffer::OrphanAction::Fail;
+        s.orphan.action = cdc_core::config::OrphanAction::Fail;
     });
     let error = result.unwrap_err();
     assert_eq!(error.cdc().unwrap().code(), CdcCode::OrphanTransaction);
@@ -144,14 +145,14 @@ const LONG: &str = r#"{"name": "long", "database": {"seed": 5}, "events": [
 fn the_age_policy_discards_or_stops() {
     let (result, records) = run_scenario(LONG, 20, Duration::from_secs(1), |s| {
         s.age.max_age_ms = Some(5_000);
-        s.age.action = cdc_buffer::AgeAction::Discard;
+        s.age.action = cdc_core::config::MaxAgeAction::Discard;
     });
     result.unwrap();
     assert!(ops_types(&records).contains(&"transaction-discarded"));
     assert!(
         records
             .iter()
-            .any(|r| matches!(&r.kind, RecordKind::Dlq(d) if d.kind == "transaction-discarded"))
+            .any(|r| matches!(&r.kind, RecordKind::Dlq(d) if d.kind == cdc_core::DlqKind::TransactionDiscarded))
     );
     assert_eq!(records.last().unwrap().position.released_xids.len(), 1);
     let (result, _) = run_scenario(LONG, 20, Duration::from_secs(1), |s| {
@@ -174,7 +175,7 @@ fn undecodable_rows_stop_or_go_to_the_dlq() {
     ]}"#;
     // the engine mines only after the ALTER, so the older rows come back generic (STATUS 2)
     let source = Scenario::from_json(json).unwrap().play().unwrap();
-    let run = |mode: DecodeErrorMode| {
+    let run = |mode: DecodeErrorAction| {
         let spill = tempfile::tempdir().unwrap();
         let clock = ManualClock::default();
         let mut s = settings(&spill);
@@ -192,10 +193,10 @@ fn undecodable_rows_stop_or_go_to_the_dlq() {
         let result = run_until_quiet(&mut engine, &clock, &mut records, 3);
         (result, records)
     };
-    let (result, _) = run(DecodeErrorMode::Fail);
+    let (result, _) = run(DecodeErrorAction::Fail);
     let error = result.unwrap_err();
     assert_eq!(error.cdc().unwrap().code(), CdcCode::Decode, "{error}");
-    let (result, records) = run(DecodeErrorMode::Dlq);
+    let (result, records) = run(DecodeErrorAction::Dlq);
     result.unwrap();
     assert!(ops_types(&records).contains(&"decode-error-dlq"));
     let dlq: Vec<_> = records
@@ -245,7 +246,7 @@ fn a_created_table_is_captured_from_its_first_row() {
     let added: Vec<_> = records
         .iter()
         .filter_map(|r| match &r.kind {
-            RecordKind::Ops(e) if e.event_type == "table-added" => Some(&e.details),
+            RecordKind::Ops(e) if e.kind == cdc_core::OpsKind::TableAdded => Some(&e.details),
             _ => None,
         })
         .collect();
@@ -309,7 +310,7 @@ const LATE_COMMIT: &str = r#"{"name": "late commit", "database": {"seed": 6}, "e
 fn a_commit_of_a_discarded_transaction_stops_even_after_a_restart() {
     let discard = |s: &mut EngineSettings| {
         s.age.max_age_ms = Some(5_000);
-        s.age.action = cdc_buffer::AgeAction::Discard;
+        s.age.action = cdc_core::config::MaxAgeAction::Discard;
     };
     let (result, records) = run_scenario(LATE_COMMIT, 40, Duration::from_secs(1), discard);
     let error = result.unwrap_err();
@@ -323,7 +324,7 @@ fn a_commit_of_a_discarded_transaction_stops_even_after_a_restart() {
     let discarded_at = records
         .iter()
         .rposition(
-            |r| matches!(&r.kind, RecordKind::Ops(e) if e.event_type == "transaction-discarded"),
+            |r| matches!(&r.kind, RecordKind::Ops(e) if e.kind == cdc_core::OpsKind::TransactionDiscarded),
         )
         .unwrap();
     let position = records[discarded_at].position.clone();
@@ -504,7 +505,7 @@ fn layouts_go_out_at_start_after_ddl_and_on_drop() {
     let ops: Vec<(&str, &std::collections::BTreeMap<String, String>)> = records
         .iter()
         .filter_map(|r| match &r.kind {
-            RecordKind::Ops(e) => Some((e.event_type, &e.details)),
+            RecordKind::Ops(e) => Some((e.kind.as_str(), &e.details)),
             _ => None,
         })
         .collect();
@@ -926,7 +927,7 @@ fn undecodable_rows_that_are_rolled_back_neither_stop_nor_reach_the_dlq() {
     // mined after the ALTER: the CUSTOMERS rows before it come back generic (STATUS 2); the
     // FLAGS rows come back UNSUPPORTED (a BOOLEAN column)
     let source = Scenario::from_json(json).unwrap().play().unwrap();
-    for mode in [DecodeErrorMode::Fail, DecodeErrorMode::Dlq] {
+    for mode in [DecodeErrorAction::Fail, DecodeErrorAction::Dlq] {
         let (result, records, metrics) =
             capture_played(source.database(), None, |s| s.on_decode_error = mode);
         result.unwrap();
@@ -992,7 +993,7 @@ fn a_restart_passes_over_acknowledged_rows_a_ddl_made_undecodable() {
     let published_commit = position.last_commit.unwrap();
     assert!(position.resume.addr.unwrap() < published_commit.addr);
 
-    for mode in [DecodeErrorMode::Fail, DecodeErrorMode::Dlq] {
+    for mode in [DecodeErrorAction::Fail, DecodeErrorAction::Dlq] {
         let (result, records, metrics) =
             capture_played(&db, Some(position.clone()), |s| s.on_decode_error = mode);
         result.unwrap();
@@ -1028,7 +1029,7 @@ fn dlq_records_of_a_transaction_are_sent_once_across_a_restart() {
     let source = Scenario::from_json(json).unwrap().play().unwrap();
     let run = |position: Option<cdc_offset::Position>| {
         let (result, records, _) = capture_played(source.database(), position, |s| {
-            s.on_decode_error = DecodeErrorMode::Dlq
+            s.on_decode_error = DecodeErrorAction::Dlq
         });
         result.unwrap();
         records
@@ -1060,9 +1061,9 @@ fn dlq_records_of_a_transaction_are_sent_once_across_a_restart() {
         (marker.addr, marker.event_index),
         (change.commit.commit_addr, 0)
     );
-    assert_eq!(dlq_records(&first)[0].kind, "unsupported-row");
+    assert_eq!(dlq_records(&first)[0].kind.as_str(), "unsupported-row");
     assert!(
-        matches!(&first[at_dlq + 1].kind, RecordKind::Ops(e) if e.event_type == "unsupported-row")
+        matches!(&first[at_dlq + 1].kind, RecordKind::Ops(e) if e.kind == cdc_core::OpsKind::UnsupportedRow)
     );
 
     // after the DLQ record and its ops event: the changes, no DLQ record
@@ -1098,7 +1099,7 @@ fn past_the_bound_a_failure_is_acted_on_at_once() {
       {"event": "rollback", "session": "s2"}
     ]}"#;
     let source = Scenario::from_json(json).unwrap().play().unwrap();
-    let run = |mode: DecodeErrorMode| {
+    let run = |mode: DecodeErrorAction| {
         let (result, records, _) = capture_played(source.database(), None, |s| {
             s.on_decode_error = mode;
             s.held_failures_max = 1;
@@ -1106,7 +1107,7 @@ fn past_the_bound_a_failure_is_acted_on_at_once() {
         (result, records)
     };
 
-    let (result, records) = run(DecodeErrorMode::Dlq);
+    let (result, records) = run(DecodeErrorAction::Dlq);
     result.unwrap();
     let dlq = dlq_records(&records);
     assert_eq!(dlq.len(), 2, "{dlq:?}");
@@ -1132,7 +1133,7 @@ fn past_the_bound_a_failure_is_acted_on_at_once() {
         [("ORDERS".to_owned(), "5".to_owned())]
     );
 
-    let (result, records) = run(DecodeErrorMode::Fail);
+    let (result, records) = run(DecodeErrorAction::Fail);
     assert_eq!(
         result.unwrap_err().cdc().unwrap().code(),
         CdcCode::Decode,

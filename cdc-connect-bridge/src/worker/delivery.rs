@@ -17,9 +17,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use cdc_buffer::OpsEvent;
 use cdc_core::CdcError;
 use cdc_core::config::CdcConfig;
+use cdc_core::{OpsEvent, OpsKind};
 use cdc_logminer::engine::{EngineRecord, RecordKind};
 use cdc_offset::Position;
 use parking_lot::{Condvar, Mutex};
@@ -248,7 +248,7 @@ impl Delivery {
             // transaction, with the same position as the last change.
             let ops = EngineRecord {
                 kind: RecordKind::Ops(OpsEvent {
-                    event_type: "transaction-split",
+                    kind: OpsKind::TransactionSplit,
                     details: BTreeMap::from([
                         ("xid".to_owned(), progress.xid),
                         ("commit_scn".to_owned(), progress.commit_scn.to_string()),
@@ -276,7 +276,7 @@ impl Delivery {
             .unwrap_or_default();
         EngineRecord {
             kind: RecordKind::Ops(OpsEvent {
-                event_type: "startup",
+                kind: OpsKind::Startup,
                 details: BTreeMap::from([
                     ("resume_scn".to_owned(), position.resume.scn.0.to_string()),
                     ("last_commit".to_owned(), last_commit),
@@ -559,7 +559,7 @@ impl Delivery {
         let code = stop.code();
         let event = EngineRecord {
             kind: RecordKind::Ops(OpsEvent {
-                event_type: "stop",
+                kind: OpsKind::Stop,
                 details: BTreeMap::from([
                     ("exception".to_owned(), "CdcError".to_owned()),
                     ("message".to_owned(), stop.to_string()),

@@ -8,9 +8,9 @@
 //! failure with its transaction and acts at COMMIT: `cdc.on.decode.error=fail` stops there,
 //! `dlq` writes the DLQ records just before the transaction's changes.
 
-use cdc_core::{CdcError, ConXid};
+use cdc_core::{CdcError, ConXid, OpsEvent};
 
-use super::{DlqRecord, OpsEvent};
+use super::DlqRecord;
 
 /// By default at most this many failures are held at once (about 1 KiB each with `dlq`).
 /// Past it, a failure is acted on as its row is applied, as if its transaction had committed.
@@ -40,15 +40,15 @@ pub(super) enum AtCommit {
 ///   and some changes acknowledged they may go out a second time (an earlier run that met them
 ///   too sent them already): twice is better than never.
 pub(super) fn at_commit(
-    mode: crate::engine::DecodeErrorMode,
+    mode: cdc_core::config::DecodeErrorAction,
     decision: cdc_offset::SkipDecision,
     changes: u64,
     failures: u64,
 ) -> AtCommit {
-    use crate::engine::DecodeErrorMode;
+    use cdc_core::config::DecodeErrorAction;
     use cdc_offset::SkipDecision;
 
-    let dlq = mode == DecodeErrorMode::Dlq;
+    let dlq = mode == DecodeErrorAction::Dlq;
     match decision {
         SkipDecision::SkipWhole => AtCommit::Pass,
         SkipDecision::SkipFirst(n) if n >= changes.saturating_add(failures) => AtCommit::Pass,
@@ -210,7 +210,7 @@ mod tests {
 
     #[test]
     fn at_commit_by_skip_decision() {
-        use crate::engine::DecodeErrorMode::{Dlq, Fail};
+        use cdc_core::config::DecodeErrorAction::{Dlq, Fail};
         use cdc_offset::SkipDecision::{EmitAll, SkipFirst, SkipWhole};
 
         // (mode, decision, changes, failures, expected)

@@ -1,0 +1,518 @@
+//! Applying a step in redo order: each row to the transaction buffer, undecodable rows held
+//! for their transaction's end, LOB locator rows merged into their INSERT.
+
+use super::*;
+
+/// The ROW_ID LogMiner puts on the INSERT of a row with LOB locators; the UPDATE that follows
+/// writes the LOB values with the row's real ROWID, as Oracle logs such an insert
+/// (`docs/simulator.md`, the CLOB insert row of "Reference behaviours and the simulator").
+pub(super) const LOB_LOCATOR_ROWID: &str = "AAAAAAAAAAAAAAAAAA";
+
+/// LOB rows (locator select, writes, trims, erases) and INTERNAL rows.
+pub(super) fn is_lob_row(operation: Operation) -> bool {
+    matches!(
+        operation,
+        Operation::Internal
+            | Operation::SelLobLocator
+            | Operation::LobWrite
+            | Operation::LobTrim
+            | Operation::LobErase
+    )
+}
+
+/// The INSERT with the locator UPDATE folded in, when `update` is that UPDATE: same table
+/// and schema version, its WHERE values those of the inserted row, and it changes nothing but
+/// the columns the INSERT showed as `EMPTY_CLOB()`/`EMPTY_BLOB()`. One row inserted is one
+/// change, as the database made it; the change takes the real ROWID.
+pub(super) fn merge_locator_update(held: &ChangeEvent, update: &RowChange) -> Option<ChangeEvent> {
+    let insert = &held.change;
+    if update.op != ChangeOp::Update
+        || update.table != insert.table
+        || update.schema_version != insert.schema_version
+    {
+        return None;
+    }
+    let inserted = insert.after.as_ref()?;
+    let value_of = |column: u16| {
+        inserted
+            .iter()
+            .find(|c| c.column == column)
+            .map(|c| &c.value)
+    };
+    let same_row = update
+        .before
+        .as_ref()?
+        .iter()
+        .all(|c| value_of(c.column) == Some(&c.value));
+    let only_locators = update
+        .after
+        .as_ref()?
+        .iter()
+        .all(|c| match value_of(c.column) {
+            Some(Value::EmptyLob) => true,
+            Some(v) => *v == c.value,
+            None => false,
+        });
+    if !same_row || !only_locators {
+        return None;
+    }
+    let mut merged = held.clone();
+    if let (Some(after), Some(written)) = (merged.change.after.as_mut(), update.after.as_ref()) {
+        for column in after.iter_mut() {
+            if column.value == Value::EmptyLob
+                && let Some(w) = written.iter().find(|w| w.column == column.column)
+            {
+                column.value = w.value.clone();
+            }
+        }
+    }
+    merged.change.row_id = update.row_id.clone();
+    Some(merged)
+}
+
+impl<S: RedoSource> CaptureEngine<S> {
+    /// Applies a step that was read whole. Decoding is a pure function of the row and the
+    /// step's schema versions (a layout change ends the step), so a large step is decoded in
+    /// chunks on a thread of its own while this thread applies the chunks before, in redo
+    /// order: the records, the errors and the point where an error stops are those of decoding
+    /// the whole step first.
+    ///
+    /// ```text
+    ///  decode thread   [chunk 1][chunk 2][chunk 3] …      (≤ PIPELINE_DEPTH chunks ahead)
+    ///  mining thread            [apply 1][apply 2][apply 3] …
+    /// ```
+    pub(super) fn apply(
+        &mut self,
+        read: ReadStep,
+        sink: &mut dyn RecordSink,
+    ) -> Result<u64, EngineError> {
+        let mut rows = read.rows;
+        self.metrics.rows_mined += rows.len() as u64;
+        let decoder = StepDecoder {
+            objects: Arc::clone(&self.objects),
+            tables: Arc::clone(&self.tables),
+            options: self.decode_options,
+            pool: Arc::clone(&self.pool),
+        };
+        let records = if rows.len() >= PIPELINE_MIN_ROWS {
+            // the decode thread takes the rows and hands each chunk back with its decoded
+            // forms: the rows are applied owned, so what a START or COMMIT row names moves into
+            // the buffer instead of being copied
+            let total = rows.len();
+            let handed = std::sync::Mutex::new(Some(rows));
+            std::thread::scope(|scope| {
+                let (done, decoded) = std::sync::mpsc::sync_channel(PIPELINE_DEPTH);
+                let (handed, decoder) = (&handed, &decoder);
+                let feeder = std::thread::Builder::new()
+                    .name("cdc-decode-feed".to_owned())
+                    .spawn_scoped(scope, move || {
+                        let Some(rows) = take_rows(handed) else {
+                            return;
+                        };
+                        let mut resolved = ResolvedObjects::default();
+                        for chunk in rows.chunks {
+                            let chunk_decoded = decoder.decode(&chunk, &mut resolved);
+                            if done.send((chunk, chunk_decoded)).is_err() {
+                                // the mining thread stopped applying (a stop or a closed sink)
+                                break;
+                            }
+                        }
+                    });
+                match feeder {
+                    Ok(_) => {
+                        self.metrics.pipelined_steps += 1;
+                        let (mut records, mut applied) = (0, 0);
+                        for (mut chunk, chunk_decoded) in decoded.iter() {
+                            applied += chunk.len();
+                            records += self.apply_decoded(
+                                chunk.iter_mut(),
+                                chunk_decoded.into_iter(),
+                                sink,
+                            )?;
+                        }
+                        if applied < total {
+                            // only if the decode thread died, which the scope then reports as
+                            // its panic
+                            return Err(CdcError::new(
+                                CdcCode::Decode,
+                                format!(
+                                    "the decode thread stopped after {applied} of the step's \
+                                     {total} rows"
+                                ),
+                            )
+                            .into());
+                        }
+                        Ok(records)
+                    }
+                    Err(error) => {
+                        tracing::warn!(%error, "no decode thread; decoding the step first");
+                        let mut rows = take_rows(handed).unwrap_or_default();
+                        let decoded = decoder.decode_all(&rows);
+                        self.apply_decoded(rows.iter_mut(), decoded.into_iter(), sink)
+                    }
+                }
+            })?
+        } else {
+            let decoded = decoder.decode_all(&rows);
+            self.apply_decoded(rows.iter_mut(), decoded.into_iter(), sink)?
+        };
+        if read.cut {
+            self.metrics.step_cuts += 1;
+        }
+        Ok(records)
+    }
+
+    /// Applies `rows` with their decoded forms, in order, moving the cursor past each. The rows
+    /// are borrowed where they lie and dropped with their chunk: moving each out to apply it
+    /// copied a few hundred bytes per row.
+    pub(super) fn apply_decoded<'r>(
+        &mut self,
+        rows: impl Iterator<Item = &'r mut MinedRow>,
+        mut decoded: impl Iterator<Item = Result<Decoded, DecodeError>>,
+        sink: &mut dyn RecordSink,
+    ) -> Result<u64, EngineError> {
+        let mut records = 0;
+        for row in rows {
+            let Some(decoded) = decoded.next() else {
+                // only if the decode thread died, which the scope then reports as its panic
+                return Err(CdcError::new(
+                    CdcCode::Decode,
+                    format!(
+                        "the decode thread stopped before the row at SCN {} ({})",
+                        row.scn, row.rs_id
+                    ),
+                )
+                .into());
+            };
+            records += self.apply_row(row, decoded, sink)?;
+            if let Ok(addr) = row.addr() {
+                self.cursor.bound = RedoBound::After(addr);
+                self.cursor.log_seq = addr.log_seq();
+                self.cursor.mined_to = Some(RedoMark::new(addr, row.scn));
+                self.metrics.mined_to_scn = self.metrics.mined_to_scn.max(row.scn.get());
+            }
+        }
+        Ok(records)
+    }
+
+    /// What the row names that the buffer keeps (user name, PDB, ROWID) is moved out of it.
+    pub(super) fn apply_row(
+        &mut self,
+        row: &mut MinedRow,
+        mut decoded: Result<Decoded, DecodeError>,
+        sink: &mut dyn RecordSink,
+    ) -> Result<u64, EngineError> {
+        // decoded with `RowIds::LeftInRow` (see `StepDecoder::decode`)
+        if let Ok(Decoded::Change(change)) = &mut decoded {
+            restore_row_id(change, row);
+        }
+        if row.operation == Operation::MissingScn {
+            return Err(CdcError::new(
+                CdcCode::Corruption,
+                format!(
+                    "LogMiner returned MISSING_SCN at SCN {} ({}): the redo has a hole",
+                    row.scn, row.rs_id
+                ),
+            )
+            .into());
+        }
+        if row.xid.is_zero() {
+            // internal operations: they never own changes (never create a buffer entry)
+            return Ok(0);
+        }
+        let key = row.con_xid();
+        if !self.held_lob_inserts.is_empty()
+            && let Some(held) = self.held_lob_inserts.remove(&key)
+        {
+            if let (Operation::Update, false, Ok(Decoded::Change(update))) =
+                (row.operation, row.rollback, &decoded)
+                && let Some(merged) = merge_locator_update(&held, update)
+            {
+                self.buffer.append(key, merged)?;
+                self.metrics.events_applied += 1;
+                return Ok(0);
+            }
+            if is_lob_row(row.operation) {
+                // LOB rows of the value being inserted come between the two
+                self.held_lob_inserts.insert(key, held);
+            } else {
+                self.buffer.append(key, held)?;
+                self.metrics.events_applied += 1;
+            }
+        }
+        match row.operation {
+            Operation::Start => {
+                if self.first_start.is_some() {
+                    self.start_scns.insert(key, row.scn);
+                }
+                let start = StartInfo {
+                    scn: row.scn,
+                    addr: row.addr().ok(),
+                    username: row.username.take(),
+                    session: match (row.session, row.serial) {
+                        (Some(sid), Some(serial)) => Some(SessionId { sid, serial }),
+                        _ => None,
+                    },
+                    client_id: None,
+                    pdb: row.src_con_name.take(),
+                };
+                self.buffer.begin(key, start)?;
+                Ok(0)
+            }
+            Operation::Rollback => {
+                if self.first_start.is_some() {
+                    self.start_scns.remove(&key);
+                }
+                if self.buffer.rollback(key)? {
+                    self.metrics.rolled_back_transactions += 1;
+                }
+                // its undecodable rows were never changes of the database
+                let _ = self.held_failures.take(key);
+                Ok(0)
+            }
+            Operation::Commit => {
+                if self.first_start.is_some() {
+                    self.start_scns.remove(&key);
+                }
+                self.commit(row, key, sink)
+            }
+            Operation::Insert | Operation::Update | Operation::Delete if row.rollback => {
+                let Some(row_id) = row.row_id.take().or_else(|| match &decoded {
+                    Ok(Decoded::Change(change)) => change.row_id.clone(),
+                    _ => None,
+                }) else {
+                    return Err(CdcError::new(
+                        CdcCode::Decode,
+                        format!(
+                            "an undo row of transaction {key} at SCN {} ({}) names no ROWID",
+                            row.scn, row.rs_id
+                        ),
+                    )
+                    .into());
+                };
+                let addr = self.row_addr(row)?;
+                if self.held_failures.undo(key, &row_id) {
+                    return Ok(0);
+                }
+                self.buffer.undo(
+                    key,
+                    UndoRecord {
+                        scn: row.scn,
+                        addr,
+                        row_id,
+                    },
+                )?;
+                Ok(0)
+            }
+            Operation::Insert | Operation::Update | Operation::Delete => match decoded {
+                Ok(Decoded::Change(change)) => {
+                    if !self.keeps_row(key, row.scn) {
+                        return Ok(0);
+                    }
+                    let addr = self.row_addr(row)?;
+                    if change.op == ChangeOp::Insert
+                        && change.row_id.as_deref() == Some(LOB_LOCATOR_ROWID)
+                    {
+                        // the row's LOB values and real ROWID come in the UPDATE that follows
+                        self.buffer.pin_change(key, row.scn, addr)?;
+                        self.held_lob_inserts.insert(
+                            key,
+                            ChangeEvent {
+                                scn: row.scn,
+                                addr,
+                                change,
+                            },
+                        );
+                        return Ok(0);
+                    }
+                    self.buffer.append(
+                        key,
+                        ChangeEvent {
+                            scn: row.scn,
+                            addr,
+                            change,
+                        },
+                    )?;
+                    self.metrics.events_applied += 1;
+                    Ok(0)
+                }
+                Ok(_) => Ok(0),
+                // a row the first start leaves out cannot fail the task, whatever it holds (a
+                // row older than the start under a table altered since comes back generic)
+                Err(_) if !self.keeps_row(key, row.scn) => Ok(0),
+                Err(error) => self.decode_failure(row, key, error, sink),
+            },
+            Operation::Ddl => {
+                if let Ok(Decoded::Ddl(info)) = &decoded {
+                    self.apply_ddl(row, info)?;
+                }
+                self.emit_pending(sink)
+            }
+            // the undo of a change LogMiner could not give takes back its failure
+            Operation::Unsupported if row.rollback => {
+                if let Some(row_id) = &row.row_id
+                    && !self.held_failures.undo(key, row_id)
+                {
+                    tracing::debug!(xid = %key, scn = %row.scn, "UNSUPPORTED undo row matched no held row");
+                }
+                Ok(0)
+            }
+            Operation::Unsupported => {
+                let table = self.captured_table(row);
+                if table.is_none() || !self.keeps_row(key, row.scn) {
+                    return Ok(0);
+                }
+                let error = CdcError::new(
+                    CdcCode::Decode,
+                    format!(
+                        "LogMiner cannot give the data of a change to {} (UNSUPPORTED row, \
+                         transaction {key}, SCN {}, RS_ID {}, STATUS {}, INFO {:?})",
+                        table.as_ref().map(|t| t.to_string()).unwrap_or_default(),
+                        row.scn,
+                        row.rs_id.to_string().trim(),
+                        row.status,
+                        row.info.as_deref().unwrap_or("")
+                    ),
+                );
+                self.row_failed(row, key, DlqKind::UnsupportedRow, error, sink)
+            }
+            // LOB and XML rows are not assembled yet (cdc.lob.mode=skip); INTERNAL and the
+            // rest carry nothing to publish.
+            _ => Ok(0),
+        }
+    }
+
+    pub(super) fn row_addr(&self, row: &MinedRow) -> Result<RedoAddr, CdcError> {
+        row.addr().map_err(|_| {
+            CdcError::new(
+                CdcCode::Corruption,
+                format!(
+                    "a {} row of transaction {} at SCN {} has the all-zero RS_ID, which is no \
+                     redo address",
+                    row.operation.name(),
+                    row.con_xid(),
+                    row.scn
+                ),
+            )
+        })
+    }
+
+    pub(super) fn keeps_row(&self, key: ConXid, scn: Scn) -> bool {
+        match &self.first_start {
+            Some(rule) => rule.keeps_row(key, scn, self.start_scns.get(&key).copied()),
+            None => true,
+        }
+    }
+
+    pub(super) fn captured_table(&self, row: &MinedRow) -> Option<TableId> {
+        let object = row.data_obj?;
+        self.objects.get(&(row.src_con_id, object)).cloned()
+    }
+
+    pub(super) fn decode_failure(
+        &mut self,
+        row: &MinedRow,
+        key: ConXid,
+        error: DecodeError,
+        sink: &mut dyn RecordSink,
+    ) -> Result<u64, EngineError> {
+        self.metrics.decode_failures += 1;
+        self.row_failed(row, key, DlqKind::DecodeError, error.into(), sink)
+    }
+
+    /// A row of a captured table that cannot be turned into a change: held with its
+    /// transaction, which pins the restart position from it on, and acted on at its COMMIT
+    /// (see `failures`).
+    pub(super) fn row_failed(
+        &mut self,
+        row: &MinedRow,
+        key: ConXid,
+        kind: DlqKind,
+        error: CdcError,
+        sink: &mut dyn RecordSink,
+    ) -> Result<u64, EngineError> {
+        let addr = self.row_addr(row)?;
+        let dlq = (self.settings.on_decode_error == DecodeErrorAction::Dlq)
+            .then(|| self.dead_letter(row, key, kind, &error));
+        let failure = HeldFailure {
+            row_id: row.row_id.clone(),
+            error,
+            dlq,
+        };
+        if self.held_failures.is_full() {
+            tracing::warn!(
+                xid = %key, scn = %row.scn, rs_id = %row.rs_id,
+                "too many undecodable rows held: acted on at once, before their transaction ends"
+            );
+            return self.act_at_once(failure, sink);
+        }
+        if failure.dlq.is_none() {
+            // the stop may come long after: say at once what it will be
+            tracing::warn!(
+                xid = %key, scn = %row.scn, rs_id = %row.rs_id, error = %failure.error,
+                "a row could not be decoded: the task stops if its transaction commits"
+            );
+        }
+        self.buffer.pin_change(key, row.scn, addr)?;
+        self.held_failures.hold(key, failure);
+        Ok(0)
+    }
+
+    /// The DLQ record of a row that cannot be decoded, and its ops event.
+    pub(super) fn dead_letter(
+        &self,
+        row: &MinedRow,
+        key: ConXid,
+        kind: DlqKind,
+        error: &CdcError,
+    ) -> (DlqRecord, OpsEvent) {
+        let table = self.captured_table(row);
+        let may_exclude = table
+            .as_ref()
+            .is_some_and(|t| self.tables.get(t).is_some_and(DecodeTable::has_exclusions));
+        let sql_redo = (self.settings.log_sensitive_data && !may_exclude)
+            .then(|| row.sql_redo.clone())
+            .flatten();
+        let mut details = BTreeMap::new();
+        details.insert(
+            "table".to_owned(),
+            table.as_ref().map(|t| t.to_string()).unwrap_or_default(),
+        );
+        details.insert("xid".to_owned(), key.to_string());
+        details.insert("scn".to_owned(), row.scn.to_string());
+        details.insert("operation".to_owned(), row.operation.name().to_owned());
+        details.insert("error".to_owned(), error.to_string());
+        let dlq = DlqRecord {
+            kind,
+            xid: key,
+            table,
+            scn: row.scn,
+            addr: row.addr().ok(),
+            operation: Some(row.operation),
+            status: Some(row.status),
+            info: row.info.clone(),
+            sql_redo,
+            message: error.to_string(),
+            details: details.clone(),
+        };
+        let ops = OpsEvent::new(kind.row_event(), details);
+        (dlq, ops)
+    }
+
+    /// A failure acted on as its row is applied: stops (`cdc.on.decode.error=fail`), or sends
+    /// its DLQ record and ops event between transactions.
+    pub(super) fn act_at_once(
+        &mut self,
+        failure: HeldFailure,
+        sink: &mut dyn RecordSink,
+    ) -> Result<u64, EngineError> {
+        let Some((dlq, ops)) = failure.dlq else {
+            return Err(failure.error.into());
+        };
+        self.emit_between(sink, RecordKind::Dlq(dlq))?;
+        self.metrics.dlq_records += 1;
+        self.emit_between(sink, RecordKind::Ops(ops))?;
+        self.metrics.ops_events += 1;
+        Ok(2)
+    }
+}

@@ -1,0 +1,391 @@
+//! Layouts and DDL: the captured objects and their schema versions, DDL that changes them,
+//! the versions an earlier run published, and the ops events of DDL.
+
+use super::*;
+
+/// How long before the resume SCN's time a table's last DDL may be and still explain a stored
+/// schema version that differs from the dictionary (SCN_TO_TIMESTAMP is only seconds-precise).
+pub const SCHEMA_DDL_MARGIN_S: i64 = 10;
+
+/// Every schema version decoded with.
+#[derive(Default)]
+pub(super) struct SchemaVersions {
+    /// By table, oldest first, with the table's number (its order of registration), which
+    /// [`TableOrders`] counts in.
+    pub(super) by_table: foldhash::HashMap<TableId, (usize, Vec<Arc<TableLayout>>)>,
+    /// The same layouts by the address of the table name the rows of one version share (one
+    /// `Arc` per version): a commit hashes one pointer per change instead of the name's
+    /// strings. The entry holds the name, so no later name can take its address, and is never
+    /// replaced.
+    pub(super) by_shared_name: foldhash::HashMap<usize, (Arc<TableId>, Arc<TableLayout>, usize)>,
+}
+
+impl SchemaVersions {
+    pub(super) fn register(&mut self, table: &DecodeTable) {
+        let layout = table.layout();
+        let name = table.table();
+        let tables = self.by_table.len();
+        let (number, versions) = self
+            .by_table
+            .entry(layout.table.clone())
+            .or_insert_with(|| (tables, Vec::new()));
+        let number = *number;
+        if !versions.iter().any(|v| v.version == layout.version) {
+            versions.push(Arc::clone(layout));
+        }
+        self.by_shared_name
+            .entry(Arc::as_ptr(name) as usize)
+            .or_insert_with(|| (Arc::clone(name), Arc::clone(layout), number));
+    }
+
+    /// The schema version a change was decoded with, and its table's number (`None` for a
+    /// table never registered).
+    pub(super) fn of(&self, event: &ChangeEvent) -> (Arc<TableLayout>, Option<usize>) {
+        let version = event.change.schema_version;
+        let address = Arc::as_ptr(&event.change.table) as usize;
+        if let Some((_, layout, number)) = self.by_shared_name.get(&address)
+            && layout.version == version
+        {
+            return (Arc::clone(layout), Some(*number));
+        }
+        let table = self.by_table.get(&*event.change.table);
+        let found =
+            table.and_then(|(_, versions)| versions.iter().rev().find(|l| l.version == version));
+        let number = table.map(|(number, _)| *number);
+        match found {
+            Some(layout) => (Arc::clone(layout), number),
+            // unreachable: every decode table's layout is registered when it is made
+            None => (
+                Arc::new(TableLayout {
+                    table: TableId::clone(&event.change.table),
+                    version,
+                    valid_from: Scn::ZERO,
+                    columns: Vec::new(),
+                    key: Vec::new(),
+                    key_source: cdc_core::KeySource::None,
+                    supplemental: Default::default(),
+                }),
+                number,
+            ),
+        }
+    }
+}
+
+/// The ops events of one layout change that DDL made: `ddl-applied` for every change,
+/// `table-added` for a table captured from now on, `table-removed` for one no longer captured.
+pub(super) fn ddl_events(
+    change: &SchemaChange,
+    captured_before: &HashSet<TableId>,
+    scn: Scn,
+) -> Vec<OpsEvent> {
+    let table = match change {
+        SchemaChange::Version(layout) => &layout.table,
+        SchemaChange::Removed(table) => table,
+    };
+    let mut applied = BTreeMap::new();
+    applied.insert("pdb".to_owned(), table.pdb.clone().unwrap_or_default());
+    applied.insert("owner".to_owned(), table.owner.clone());
+    applied.insert("object".to_owned(), table.table.clone());
+    applied.insert("scn".to_owned(), scn.to_string());
+    let mut events = Vec::with_capacity(2);
+    let name = |table: &TableId| BTreeMap::from([("table".to_owned(), table.pattern_name())]);
+    match change {
+        SchemaChange::Version(layout) => {
+            applied.insert("version".to_owned(), layout.version.to_string());
+            applied.insert("columns".to_owned(), layout.columns.len().to_string());
+            events.push(OpsEvent {
+                kind: OpsKind::DdlApplied,
+                details: applied,
+            });
+            if !captured_before.contains(table) {
+                let mut added = name(table);
+                // snapshots are not built: a new table is captured from its first row
+                added.insert("snapshot".to_owned(), "false".to_owned());
+                events.push(OpsEvent {
+                    kind: OpsKind::TableAdded,
+                    details: added,
+                });
+            }
+        }
+        SchemaChange::Removed(table) => {
+            applied.insert("removed".to_owned(), "true".to_owned());
+            events.push(OpsEvent {
+                kind: OpsKind::DdlApplied,
+                details: applied,
+            });
+            events.push(OpsEvent {
+                kind: OpsKind::TableRemoved,
+                details: name(table),
+            });
+        }
+    }
+    events
+}
+
+/// A DDL statement as the `ddl-seen` event shows it: at most 2 000 characters, and nothing
+/// after `IDENTIFIED BY`, so a password set by DDL never reaches the ops topic.
+pub(super) fn ddl_text_shown(sql: &str) -> String {
+    let mut text: String = sql.chars().take(2000).collect();
+    if let Some(at) = text.to_ascii_uppercase().find("IDENTIFIED BY") {
+        text.truncate(at + "IDENTIFIED BY".len());
+        text.push_str(" ***");
+    }
+    text
+}
+
+/// Whether a DDL row ends the step: a CREATE, DROP, rename, partition maintenance or column
+/// change of a table that is captured or matches the include patterns (the object ids and
+/// layouts must be resolved again before the next row is decoded).
+pub(super) fn ddl_ends_step(
+    row: &MinedRow,
+    info: &DdlInfo,
+    objects: &foldhash::HashMap<(ConId, ObjectId), TableId>,
+    table_filter: &(dyn Fn(&TableId) -> bool + Send + Sync),
+) -> bool {
+    // a changed layout must decode the rows after it, so a column change of a captured table
+    // ends the step as well
+    if !matches!(
+        info.kind,
+        DdlKind::Create
+            | DdlKind::Drop
+            | DdlKind::Rename
+            | DdlKind::PartitionMaintenance
+            | DdlKind::AlterColumns
+    ) {
+        return false;
+    }
+    let pdb = row.src_con_name.as_ref().filter(|p| *p != "CDB$ROOT");
+    let named = |t: &crate::decode::DdlTable| {
+        let owner = t
+            .owner
+            .clone()
+            .or_else(|| row.seg_owner.clone())
+            .unwrap_or_default();
+        let id = TableId::new(owner, t.name.clone());
+        match pdb {
+            Some(p) => id.in_pdb(p.clone()),
+            None => id,
+        }
+    };
+    [info.table.as_ref(), info.renamed_to.as_ref()]
+        .into_iter()
+        .flatten()
+        .map(named)
+        .any(|id| table_filter(&id) || objects.values().any(|t| *t == id))
+}
+
+impl<S: RedoSource> CaptureEngine<S> {
+    pub(super) fn apply_ddl(&mut self, row: &MinedRow, info: &DdlInfo) -> Result<(), CdcError> {
+        let object = info.table.as_ref();
+        let owner = object
+            .and_then(|t| t.owner.clone())
+            .or_else(|| row.seg_owner.clone())
+            .unwrap_or_default();
+        let pdb = row
+            .src_con_name
+            .clone()
+            .filter(|p| p != "CDB$ROOT")
+            .unwrap_or_default();
+        let mut seen = BTreeMap::new();
+        seen.insert("pdb".to_owned(), pdb);
+        seen.insert("owner".to_owned(), owner);
+        seen.insert(
+            "object".to_owned(),
+            object.map(|t| t.name.clone()).unwrap_or_default(),
+        );
+        seen.insert("scn".to_owned(), row.scn.to_string());
+        seen.insert(
+            "sql".to_owned(),
+            ddl_text_shown(row.sql_redo.as_deref().unwrap_or("")),
+        );
+        self.pending_ops.push(OpsEvent {
+            kind: OpsKind::DdlSeen,
+            details: seen,
+        });
+        let touches_captured = info.table.as_ref().is_some_and(|t| {
+            let owner = t
+                .owner
+                .clone()
+                .or_else(|| row.seg_owner.clone())
+                .unwrap_or_default();
+            let mut id = TableId::new(owner, t.name.clone());
+            if let Some(pdb) = row.src_con_name.as_ref().filter(|p| *p != "CDB$ROOT") {
+                id = id.in_pdb(pdb.clone());
+            }
+            self.tables.contains_key(&id) || (self.settings.table_filter)(&id)
+        });
+        if !touches_captured {
+            return Ok(());
+        }
+        match info.kind {
+            DdlKind::Create
+            | DdlKind::Drop
+            | DdlKind::Rename
+            | DdlKind::AlterColumns
+            | DdlKind::PartitionMaintenance => {
+                let captured_before: HashSet<TableId> = self.tables.keys().cloned().collect();
+                let announced = self.pending_schema.len();
+                // a stored version differing from the dictionary matters at start only
+                let _ = self.refresh_objects(row.scn)?;
+                let events: Vec<OpsEvent> = self.pending_schema[announced..]
+                    .iter()
+                    .flat_map(|change| ddl_events(change, &captured_before, row.scn))
+                    .collect();
+                self.pending_ops.extend(events);
+                Ok(())
+            }
+            DdlKind::Truncate | DdlKind::Other(_) => Ok(()),
+        }
+    }
+
+    /// Resolves the captured object ids and table layouts again. A table whose layout
+    /// changed gets a new schema version, valid from `valid_from`; new versions and tables no
+    /// longer captured wait in `pending_schema` for the schema topic. Returns the tables whose
+    /// stored version valid at `valid_from` (the resume SCN, at start) differs from the
+    /// dictionary, with that version's number.
+    pub(super) fn refresh_objects(
+        &mut self,
+        valid_from: Scn,
+    ) -> Result<Vec<(TableId, u32)>, CdcError> {
+        let filter = Arc::clone(&self.settings.table_filter);
+        let pdbs = self.settings.pdbs.clone();
+        let captured: Vec<CapturedObject> = self
+            .source
+            .resolve_objects(&move |t: &TableId| {
+                (pdbs.is_empty() || t.pdb.as_ref().is_some_and(|p| pdbs.contains(p))) && filter(t)
+            })
+            .map_err(source_stop)?;
+        let mut objects = foldhash::HashMap::default();
+        let mut tables: Vec<TableId> = Vec::new();
+        let mut seen = HashSet::new();
+        for object in captured {
+            if seen.insert(object.table.clone()) {
+                tables.push(object.table.clone());
+            }
+            objects.insert((object.con, object.object), object.table);
+        }
+        let layouts = self.source.table_layouts(&tables).map_err(source_stop)?;
+        let mut decode_tables = foldhash::HashMap::default();
+        let mut differing = Vec::new();
+        for layout in layouts {
+            let table = layout.table.clone();
+            let unchanged = self.tables.get(&table).filter(|current| {
+                let current = current.layout();
+                current.columns == layout.columns
+                    && current.key == layout.key
+                    && current.supplemental == layout.supplemental
+            });
+            let decode_table = match unchanged {
+                Some(current) => current.clone(),
+                None => {
+                    // numbering goes on from what an earlier run published, and a layout it
+                    // published keeps its number
+                    if let Some(stored) = self.published.valid_at(&table, valid_from)
+                        && !(stored.same)(&layout)
+                    {
+                        differing.push((table.clone(), stored.version));
+                    }
+                    let highest = self
+                        .next_version
+                        .entry(table.clone())
+                        .or_insert_with(|| self.published.highest(&table));
+                    let (version, from) = match self.published.take_same(&table, &layout) {
+                        Some(stored) => stored,
+                        None => (*highest + 1, valid_from),
+                    };
+                    *highest = (*highest).max(version);
+                    let mut layout = layout;
+                    layout.version = version;
+                    layout.valid_from = from;
+                    let column_filter = Arc::clone(&self.settings.column_filter);
+                    let for_table = table.clone();
+                    let filter = ColumnFilter::from_fn(move |column: &str| {
+                        column_filter(&for_table, column)
+                    });
+                    let table = DecodeTable::new(Arc::new(layout), filter)
+                        .map_err(|e| CdcError::new(CdcCode::Decode, e.to_string()))?;
+                    self.pending_schema
+                        .push(SchemaChange::Version(Arc::clone(table.layout())));
+                    table
+                }
+            };
+            self.layouts.register(&decode_table);
+            decode_tables.insert(table, decode_table);
+        }
+        let mut removed: Vec<&TableId> = self
+            .tables
+            .keys()
+            .filter(|t| !decode_tables.contains_key(*t))
+            .collect();
+        removed.sort();
+        self.pending_schema
+            .extend(removed.into_iter().cloned().map(SchemaChange::Removed));
+        self.objects = Arc::new(objects);
+        self.tables = Arc::new(decode_tables);
+        Ok(differing)
+    }
+
+    /// CDC-6003 at start: a table whose stored schema version valid at the resume SCN differs
+    /// from the dictionary, though its last DDL came more than [`SCHEMA_DDL_MARGIN_S`] before
+    /// that SCN's time. DDL after the resume point (still ahead in the redo) explains a
+    /// difference; an older one means the stored versions are wrong (a damaged schema topic,
+    /// an offset moved past DDL it never saw), and what they say of the records already sent
+    /// cannot be trusted. Where the database cannot tell the times, there is no stop.
+    pub(super) fn check_stored_schemas(
+        &mut self,
+        differing: &[(TableId, u32)],
+    ) -> Result<(), CdcError> {
+        if differing.is_empty() {
+            return Ok(());
+        }
+        let resume = self.position.resume.scn;
+        let tables: Vec<TableId> = differing.iter().map(|(t, _)| t.clone()).collect();
+        let after = self
+            .source
+            .last_ddl_after(&tables, resume)
+            .map_err(source_stop)?;
+        let stale: Vec<String> = differing
+            .iter()
+            .filter_map(|(table, version)| {
+                let (_, seconds) = after.iter().find(|(t, _)| t == table)?;
+                (*seconds <= -SCHEMA_DDL_MARGIN_S).then(|| {
+                    format!(
+                        "{table} (stored version {version}; its last DDL was {} s before the \
+                         resume SCN {resume})",
+                        -seconds
+                    )
+                })
+            })
+            .collect();
+        if stale.is_empty() {
+            return Ok(());
+        }
+        Err(CdcError::new(
+            CdcCode::SchemaMismatch,
+            format!(
+                "the schema topic's version of {} differs from the dictionary, and no DDL since \
+                 the resume point explains it",
+                stale.join(", ")
+            ),
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ddl_text_shown_is_bounded_and_hides_passwords() {
+        assert_eq!(
+            ddl_text_shown(r#"alter user "APP" identified by "Hunter2" account unlock"#),
+            r#"alter user "APP" identified by ***"#
+        );
+        assert_eq!(
+            ddl_text_shown("ALTER TABLE T ADD (C NUMBER)"),
+            "ALTER TABLE T ADD (C NUMBER)"
+        );
+        let long = "é".repeat(3000);
+        assert_eq!(ddl_text_shown(&long).chars().count(), 2000);
+    }
+}

@@ -1,0 +1,217 @@
+//! Reading a step: the log window, the mining query read whole, and what happens when a read
+//! fails (reconnect, mine again, shrink the window, or stop).
+
+use super::*;
+
+pub(super) struct ReadStep {
+    pub(super) rows: StepRows,
+    pub(super) cut: bool,
+}
+
+pub(super) enum ReadError {
+    Source(SourceError),
+    Stop(CdcError),
+}
+
+impl From<SourceError> for ReadError {
+    fn from(e: SourceError) -> Self {
+        ReadError::Source(e)
+    }
+}
+
+pub(super) enum StepFailure {
+    Retry,
+    Stop(CdcError),
+}
+
+/// The typed stop for a source error outside a step (opening, resolving the dictionary): what
+/// a step would retry is CDC-1001 here, the rest as classified.
+pub fn source_stop(error: SourceError) -> CdcError {
+    match recovery_for(error, &[]) {
+        Recovery::Stop(e) => e,
+        Recovery::Reconnect(e) | Recovery::Remine(e) | Recovery::Shrink(e) => CdcError::new(
+            CdcCode::TransientDatabase,
+            format!("reading the dictionary failed: {e}"),
+        )
+        .with_source(e),
+    }
+}
+
+impl<S: RedoSource> CaptureEngine<S> {
+    pub(super) fn read_step(&mut self) -> Result<ReadStep, StepFailure> {
+        match self.try_read_step() {
+            Ok(read) => Ok(read),
+            Err(ReadError::Stop(e)) => Err(StepFailure::Stop(e)),
+            Err(ReadError::Source(e)) => Err(self.recover(e)),
+        }
+    }
+
+    pub(super) fn try_read_step(&mut self) -> Result<ReadStep, ReadError> {
+        // the step covers the redo up to the current SCN; it also feeds the lag metrics
+        let current = self.source.current_scn()?;
+        self.metrics.current_scn = current.get();
+        let query = LogInventoryQuery {
+            from: Scn::ZERO,
+            mode: self.settings.capture_mode,
+            destination: self.settings.archive_destination.clone(),
+        };
+        let inventory = self.source.log_inventory(&query)?;
+        let plan = plan_logs(&inventory, self.cursor.log_seq, self.settings.capture_mode)
+            .map_err(ReadError::Stop)?;
+        if plan.logs.is_empty() {
+            // archive_only: the cursor's log is not archived yet
+            return Ok(ReadStep {
+                rows: StepRows::default(),
+                cut: false,
+            });
+        }
+        let window_logs = plan.window(self.window.logs()).to_vec();
+        let start_scn = window_logs
+            .first()
+            .map(|l| l.first_scn)
+            .unwrap_or(Scn::ZERO);
+        let now = self.clock.now_ms();
+        if let Some(since) = self.session_started_ms
+            && now.saturating_sub(since) >= millis(self.settings.session_max_age)
+        {
+            self.source.end_session()?;
+            self.session_started_ms = None;
+            self.metrics.session_recycles += 1;
+        }
+        self.source.start_session(&MiningWindow {
+            logs: window_logs,
+            start_scn,
+        })?;
+        if self.session_started_ms.is_none() {
+            self.session_started_ms = Some(now);
+        }
+        let mut objects: Vec<(ConId, ObjectId)> = self.objects.keys().copied().collect();
+        objects.sort();
+        let query = MiningQuery {
+            from: self.cursor.bound,
+            objects,
+            excluded_users: self.settings.users_exclude.clone(),
+            inlist_max: self.settings.inlist_max,
+            timeout: self.settings.query_timeout,
+            // LOB values are not assembled yet (cdc.lob.mode=skip)
+            lob_rows: false,
+        };
+        let mut rows = StepRows::default();
+        let mut ddl_text = String::new();
+        let mut cut = false;
+        let table_filter = Arc::clone(&self.settings.table_filter);
+        let objects = &*self.objects;
+        self.source.mine(&query, &mut |row: MinedRow| {
+            let ends_step = row.operation == Operation::Ddl && {
+                ddl_text.push_str(row.sql_redo.as_deref().unwrap_or(""));
+                if row.csf {
+                    false
+                } else {
+                    let text = std::mem::take(&mut ddl_text);
+                    ddl_ends_step(&row, &classify_ddl(&text), objects, &*table_filter)
+                }
+            };
+            rows.push(row);
+            if ends_step {
+                cut = true;
+                ControlFlow::Break(())
+            } else {
+                ControlFlow::Continue(())
+            }
+        })?;
+        let rows = rows
+            .join_continuations()
+            .map_err(|e| ReadError::Stop(e.into()))?;
+        Ok(ReadStep { rows, cut })
+    }
+
+    /// Applies the recovery policy to a failed read: mine the step again, or stop.
+    pub(super) fn recover(&mut self, error: SourceError) -> StepFailure {
+        self.metrics.step_retries += 1;
+        match recovery_for(error, &self.settings.extra_transient) {
+            Recovery::Stop(e) => StepFailure::Stop(e),
+            Recovery::Remine(e) => {
+                self.remines += 1;
+                if self.remines > MAX_CONSECUTIVE_REMINES {
+                    return StepFailure::Stop(
+                        CdcError::new(
+                            CdcCode::MiningStepRetry,
+                            format!(
+                                "{} steps in a row failed and were mined again; the last: {e}",
+                                self.remines
+                            ),
+                        )
+                        .with_source(e),
+                    );
+                }
+                tracing::warn!(error = %e, "mining step discarded; mining it again");
+                StepFailure::Retry
+            }
+            Recovery::Shrink(e) => {
+                self.metrics.step_timeouts += 1;
+                tracing::warn!(error = %e, "mining step timed out; halving the window");
+                // the session may still be busy with the cancelled query
+                let _ = self.source.end_session();
+                self.session_started_ms = None;
+                match self.window.on_timeout(self.settings.query_timeout) {
+                    Ok(()) => StepFailure::Retry,
+                    Err(stop) => StepFailure::Stop(stop),
+                }
+            }
+            Recovery::Reconnect(e) => match self.reconnect(e) {
+                Ok(()) => StepFailure::Retry,
+                Err(stop) => stop,
+            },
+        }
+    }
+
+    pub(super) fn reconnect(&mut self, cause: SourceError) -> Result<(), StepFailure> {
+        let mut last = cause;
+        loop {
+            let Some(delay) = self.backoff.next_delay(self.clock.now_ms()) else {
+                return Err(StepFailure::Stop(
+                    CdcError::new(
+                        CdcCode::TransientDatabase,
+                        format!(
+                            "the database stayed unavailable for cdc.retry.max.time.ms ({} ms) \
+                             after {} attempts; the last error: {last}",
+                            self.settings.retry_max_time.as_millis(),
+                            self.backoff.attempts()
+                        ),
+                    )
+                    .without_retry()
+                    .with_source(last),
+                ));
+            };
+            tracing::warn!(error = %last, delay_ms = delay.as_millis() as u64, "reconnecting");
+            self.clock.sleep(delay);
+            self.session_started_ms = None;
+            match self.source.reconnect() {
+                Ok(()) => {
+                    self.metrics.reconnects += 1;
+                    // the identity is checked again after every reconnect (CDC-5001)
+                    let identity = check_topology(&mut self.source, &self.settings)
+                        .map_err(StepFailure::Stop)?;
+                    if identity != self.identity {
+                        return Err(StepFailure::Stop(CdcError::new(
+                            CdcCode::Topology,
+                            format!(
+                                "after reconnecting, the database is {identity}, not {}",
+                                self.identity
+                            ),
+                        )));
+                    }
+                    self.pending_ops.push(OpsEvent {
+                        kind: OpsKind::Reconnected,
+                        details: BTreeMap::from([("cause".to_owned(), last.to_string())]),
+                    });
+                    return Ok(());
+                }
+                Err(e) => match recovery_for(e, &self.settings.extra_transient) {
+                    Recovery::Stop(stop) => return Err(StepFailure::Stop(stop)),
+                    Recovery::Reconnect(e) | Recovery::Remine(e) | Recovery::Shrink(e) => last = e,
+                },
+            }
+        }
+    }
+}

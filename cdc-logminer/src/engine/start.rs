@@ -1,0 +1,197 @@
+//! Opening the engine: the database's identity and topology, the first-start or stored
+//! position, and where the first step reads from.
+
+use super::*;
+
+/// Identity and topology at start and after every reconnect: one enabled redo thread.
+pub(super) fn check_topology<S: RedoSource>(
+    source: &mut S,
+    settings: &EngineSettings,
+) -> Result<DbIdentity, CdcError> {
+    let identity = source.identity().map_err(source_stop)?;
+    if identity.enabled_threads.len() > 1 {
+        return Err(CdcError::new(
+            CdcCode::Topology,
+            format!(
+                "the database has {} enabled redo threads; one position covers one thread, so \
+                 RAC is not supported yet",
+                identity.enabled_threads.len()
+            ),
+        ));
+    }
+    for pdb in &settings.pdbs {
+        if !identity.open_pdbs.iter().any(|p| &p.name == pdb) {
+            return Err(CdcError::new(
+                CdcCode::TransientDatabase,
+                format!("the pluggable database {pdb} in cdc.database.pdbs is not open"),
+            ));
+        }
+    }
+    Ok(DbIdentity::new(identity.dbid, identity.resetlogs_scn))
+}
+
+/// The position of a first start (`docs/decisions.md`, D9): the current SCN (or `cdc.start.scn`),
+/// and the transactions already open, which are mined whole.
+pub(super) fn first_start_position<S: RedoSource>(
+    source: &mut S,
+    settings: &EngineSettings,
+    identity: DbIdentity,
+) -> Result<Position, CdcError> {
+    let open_scn = source.current_scn().map_err(source_stop)?;
+    let open: Vec<(ConXid, Scn)> = source
+        .active_transactions()
+        .map_err(source_stop)?
+        .into_iter()
+        .map(|t| (ConXid::new(t.con, t.xid), t.start_scn))
+        .collect();
+    let floor = match settings.start_scn {
+        Some(scn) => scn,
+        None => source.current_scn().map_err(source_stop)?,
+    };
+    Ok(Position::first_start(identity, 0, open_scn, &open, floor))
+}
+
+/// Where the first step reads: from the resume address (inclusive), or from the start of the
+/// log holding `resume_scn`.
+pub(super) fn initial_cursor<S: RedoSource>(
+    source: &mut S,
+    settings: &EngineSettings,
+    position: &Position,
+) -> Result<Cursor, CdcError> {
+    if let Some(addr) = position.resume.addr {
+        return Ok(Cursor {
+            bound: RedoBound::AtOrAfter(addr),
+            log_seq: addr.log_seq(),
+            mined_to: None,
+        });
+    }
+    let inventory = source
+        .log_inventory(&LogInventoryQuery {
+            from: Scn::ZERO,
+            mode: settings.capture_mode,
+            destination: settings.archive_destination.clone(),
+        })
+        .map_err(source_stop)?;
+    let scn = position.resume.scn;
+    let holding_log = |logs: &[crate::source::LogFile]| {
+        logs.iter()
+            .filter(|l| l.first_scn <= scn && scn < l.next_scn)
+            .map(|l| l.sequence)
+            .min()
+    };
+    let mut holding = holding_log(&inventory);
+    if holding.is_none() && settings.capture_mode == CaptureMode::ArchiveOnly {
+        // the start is in redo not archived yet: the online logs name its sequence, and
+        // mining waits until that log is archived
+        let online = source
+            .log_inventory(&LogInventoryQuery {
+                from: Scn::ZERO,
+                mode: CaptureMode::Online,
+                destination: settings.archive_destination.clone(),
+            })
+            .map_err(source_stop)?;
+        holding = holding_log(&online);
+    }
+    let Some(log_seq) = holding else {
+        let oldest = inventory.iter().map(|l| l.first_scn).min();
+        return Err(CdcError::new(
+            if oldest.is_some_and(|o| o > scn) {
+                CdcCode::LogPurged
+            } else {
+                CdcCode::LogGap
+            },
+            format!(
+                "no log holds SCN {scn}, where mining must start (the oldest listed log starts \
+                 at {})",
+                oldest
+                    .map(|o| o.to_string())
+                    .unwrap_or_else(|| "none".into())
+            ),
+        ));
+    };
+    Ok(Cursor {
+        bound: RedoBound::Start,
+        log_seq,
+        mined_to: None,
+    })
+}
+
+impl<S: RedoSource> CaptureEngine<S> {
+    /// Opens the engine: checks the database's identity and topology, resolves the captured
+    /// tables, and places the cursor: from `position` when there is one (a restart), else at
+    /// the current SCN (or `cdc.start.scn`) with the transactions already open mined whole.
+    /// On a restart the position's `journal_generation` becomes this task start's: the stored
+    /// one plus one.
+    pub fn open(
+        mut source: S,
+        settings: EngineSettings,
+        position: Option<Position>,
+        clock: Box<dyn Clock>,
+    ) -> Result<CaptureEngine<S>, CdcError> {
+        let identity = check_topology(&mut source, &settings)?;
+        let mut buffer = TransactionBuffer::open(settings.buffer.clone())?;
+        let pool = DecodePool::new(settings.decode_threads).map_err(|e| {
+            CdcError::new(CdcCode::TransientDatabase, format!("{e}")).without_retry()
+        })?;
+        let now = clock.now_ms();
+        let restarting = position.is_some();
+        let held_failures = HeldFailures::with_max(settings.held_failures_max);
+        let position = match position {
+            Some(stored) => {
+                stored.check_identity(identity).map_err(CdcError::from)?;
+                let mut position = stored;
+                position.journal_generation = position.journal_generation.saturating_add(1);
+                position
+            }
+            None => first_start_position(&mut source, &settings, identity)?,
+        };
+        let cursor = initial_cursor(&mut source, &settings, &position)?;
+        // the released ledger survives restarts in the offset; the buffer checks every COMMIT
+        // against it (CDC-7001)
+        *buffer.ledger_mut() = position.released_xids.clone();
+        let mut published = settings.published.clone();
+        published.prune(position.resume.scn);
+        let mut engine = CaptureEngine {
+            skip: position.skip_rule(),
+            first_start: position.first_start.clone(),
+            window: AdaptiveWindow::new(settings.max_logs_per_step, settings.target_latency),
+            orphans: OrphanDetector::new(settings.orphan, now),
+            backoff: Backoff::new(settings.retry_max_time, identity.dbid ^ now),
+            decode_options: DecodeOptions {
+                log_sensitive_data: settings.log_sensitive_data,
+            },
+            source,
+            settings,
+            clock,
+            buffer,
+            pool: Arc::new(pool),
+            objects: Arc::default(),
+            tables: Arc::default(),
+            layouts: SchemaVersions::default(),
+            table_orders: TableOrders::default(),
+            next_version: HashMap::new(),
+            published,
+            identity,
+            cursor,
+            session_started_ms: None,
+            position: Arc::new(position),
+            start_scns: foldhash::HashMap::default(),
+            held_lob_inserts: foldhash::HashMap::default(),
+            held_failures,
+            last_record_ms: now,
+            remines: 0,
+            metrics: EngineMetrics::default(),
+            started: false,
+            pending_schema: Vec::new(),
+            pending_ops: Vec::new(),
+        };
+        let valid_from = engine.position.resume.scn;
+        let differing = engine.refresh_objects(valid_from)?;
+        // a first start (no offset, or offsets deleted) has no records to reconcile with what
+        // the topic says: its stored versions are history, and only their numbering counts
+        if restarting {
+            engine.check_stored_schemas(&differing)?;
+        }
+        Ok(engine)
+    }
+}
