@@ -47,7 +47,9 @@
 //! with `--changes N --runs N --seed N --modes eos,alo --broker LABEL --broker-pid PID
 //! --no-verify --live --set KEY=VALUE` (a connector setting, e.g. `cdc.kafka.linger.ms=50`), or
 //! `--engine-only` (no broker needed) to profile the source.
-#![allow(clippy::print_stdout, clippy::print_stderr)]
+// the bare producer and the read-back are clients of their own: the reference must not share
+// the connector's client builder
+#![allow(clippy::print_stdout, clippy::print_stderr, clippy::disallowed_methods)]
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::process::ExitCode;
@@ -55,10 +57,10 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use cdc_connect_bridge::connector::Connector;
-use cdc_connect_bridge::control::{ConnectorControl, MetricsSnapshot};
-use cdc_connect_bridge::settings::RecordSettings;
-use cdc_connect_bridge::worker::kafka::{KafkaClients, TopicSpec};
+use cdc_connect_bridge::kafka::{KafkaClients, TopicSpec};
+use cdc_connect_bridge::operator::connector::Connector;
+use cdc_connect_bridge::operator::control::{ConnectorControl, MetricsSnapshot};
+use cdc_connect_bridge::record::settings::RecordSettings;
 use cdc_connect_bridge::{KafkaRecord, RecordBuilder, RecordContext};
 use cdc_core::config::{CdcConfig, Config};
 use cdc_core::{Scn, TableId, TableLayout};

@@ -84,7 +84,7 @@ fn wait_for_flow(setup: &Setup, before: i64) -> bool {
 fn startup_events(setup: &Setup) -> Vec<String> {
     let ops = setup.config().topics.ops;
     let wanted = |t: &str| t == ops;
-    let (records, _) = cdc_connect_bridge::readback::read_until(
+    let (records, _) = cdc_connect_bridge::kafka::readback::read_until(
         &setup.broker,
         &wanted,
         false,
@@ -168,7 +168,7 @@ fn sigterm_exits_zero_and_a_restart_delivers_nothing_twice() {
     // each task start wrote a startup event before its first record
     let ops_topic = config.topics.ops.clone();
     let wanted = |t: &str| t == ops_topic;
-    let startups = |records: &[cdc_connect_bridge::readback::ReadRecord]| {
+    let startups = |records: &[cdc_connect_bridge::kafka::readback::ReadRecord]| {
         records
             .iter()
             .filter_map(|r| r.value_json())
@@ -176,7 +176,7 @@ fn sigterm_exits_zero_and_a_restart_delivers_nothing_twice() {
             .filter(|p| p["type"] == "startup")
             .collect::<Vec<_>>()
     };
-    let (ops, _) = cdc_connect_bridge::readback::read_until(
+    let (ops, _) = cdc_connect_bridge::kafka::readback::read_until(
         &broker,
         &wanted,
         true,
@@ -203,20 +203,20 @@ fn sigterm_exits_zero_and_a_restart_delivers_nothing_twice() {
         let v: serde_json::Value = serde_json::from_slice(bytes.as_deref()?).ok()?;
         Some(v.get("payload").cloned().unwrap_or(v))
     };
-    let layouts_of = |records: &[cdc_connect_bridge::readback::ReadRecord]| {
+    let layouts_of = |records: &[cdc_connect_bridge::kafka::readback::ReadRecord]| {
         records
             .iter()
             .filter_map(|r| Some((payload(&r.key)?, payload(&r.value)?)))
             .collect::<Vec<_>>()
     };
-    let has_all = |records: &[cdc_connect_bridge::readback::ReadRecord]| {
+    let has_all = |records: &[cdc_connect_bridge::kafka::readback::ReadRecord]| {
         let named: HashSet<(String, String)> = layouts_of(records)
             .iter()
             .filter_map(|(k, _)| Some((k["owner"].as_str()?.into(), k["table"].as_str()?.into())))
             .collect();
         changed.is_subset(&named)
     };
-    let (schema_records, complete) = cdc_connect_bridge::readback::read_until(
+    let (schema_records, complete) = cdc_connect_bridge::kafka::readback::read_until(
         &broker,
         &|t: &str| t == schema_topic,
         true,
@@ -247,7 +247,7 @@ fn sigterm_exits_zero_and_a_restart_delivers_nothing_twice() {
 
     // the restart read the schema topic back: each table's versions go on as published
     // (same numbers, same valid_from), kept from the version valid at the resume SCN on
-    let latest = |records: &[cdc_connect_bridge::readback::ReadRecord]| {
+    let latest = |records: &[cdc_connect_bridge::kafka::readback::ReadRecord]| {
         let mut latest = std::collections::BTreeMap::new();
         for (key, value) in layouts_of(records) {
             latest.insert(key.to_string(), value["versions"].clone());
@@ -255,7 +255,7 @@ fn sigterm_exits_zero_and_a_restart_delivers_nothing_twice() {
         latest
     };
     let before = latest(&schema_records);
-    let (again, _) = cdc_connect_bridge::readback::read_until(
+    let (again, _) = cdc_connect_bridge::kafka::readback::read_until(
         &broker,
         &|t: &str| t == schema_topic,
         true,
@@ -460,11 +460,11 @@ fn crash_at_least_once_loses_nothing_and_repeats_only_what_was_not_committed() {
     // this machine's clock, and a killed run sends nothing more (where a record lands in the
     // log is no guide: the broker may append what a killed process had sent after the
     // kill).
-    let run_of = |record: &cdc_connect_bridge::readback::ReadRecord| {
+    let run_of = |record: &cdc_connect_bridge::kafka::readback::ReadRecord| {
         let created = record.timestamp.expect("records carry their create time");
         kill_times.iter().filter(|kill| **kill <= created).count()
     };
-    let mut by_run: BTreeMap<usize, Vec<&cdc_connect_bridge::readback::ReadRecord>> =
+    let mut by_run: BTreeMap<usize, Vec<&cdc_connect_bridge::kafka::readback::ReadRecord>> =
         BTreeMap::new();
     for record in &records {
         by_run.entry(run_of(record)).or_default().push(record);
@@ -794,7 +794,7 @@ fn exactly_once_splits_large_transactions_and_restarts_inside_them_without_dupli
     let config = setup.config();
     let ops_topic = config.topics.ops.clone();
     let wanted = |t: &str| t == ops_topic;
-    let (ops, _) = cdc_connect_bridge::readback::read_until(
+    let (ops, _) = cdc_connect_bridge::kafka::readback::read_until(
         &broker,
         &wanted,
         true,

@@ -9,8 +9,8 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use cdc_connect_bridge::kafka::{KafkaClients, TopicCreator, TopicSpec};
 use cdc_connect_bridge::worker::acks::AckTracker;
-use cdc_connect_bridge::worker::kafka::{KafkaClients, TopicCreator, TopicSpec};
 use parking_lot::Mutex;
 use rdkafka::ClientConfig;
 use rdkafka::consumer::{BaseConsumer, Consumer};

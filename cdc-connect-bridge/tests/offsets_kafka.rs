@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
-use cdc_connect_bridge::offsets_kafka::KafkaOffsetStore;
+use cdc_connect_bridge::kafka::offsets::KafkaOffsetStore;
 use cdc_offset::{Position, codec};
 use rdkafka::ClientConfig;
 use rdkafka::producer::{BaseProducer, BaseRecord, Producer};
@@ -225,7 +225,7 @@ fn an_existing_topic_that_is_not_compacted_is_refused() {
     assert!(
         matches!(
             error,
-            cdc_connect_bridge::offsets_kafka::OffsetStoreError::NotCompacted { .. }
+            cdc_connect_bridge::kafka::offsets::OffsetStoreError::NotCompacted { .. }
         ),
         "{error}"
     );
@@ -266,7 +266,7 @@ fn a_bad_offset_is_a_typed_error() {
     assert!(
         matches!(
             error,
-            cdc_connect_bridge::offsets_kafka::OffsetStoreError::BadOffset { .. }
+            cdc_connect_bridge::kafka::offsets::OffsetStoreError::BadOffset { .. }
         ),
         "{error}"
     );
@@ -314,8 +314,8 @@ fn the_store_debug_does_not_show_client_properties() {
 /// operator to read and correct, not answered with a 500.
 #[test]
 fn get_offsets_shows_an_offset_this_version_cannot_use() {
-    use cdc_connect_bridge::connector::Connector;
-    use cdc_connect_bridge::control::ConnectorControl;
+    use cdc_connect_bridge::operator::connector::Connector;
+    use cdc_connect_bridge::operator::control::ConnectorControl;
 
     let Some(broker) = broker() else { return };
     let topic = unique_topic("get-newer");
@@ -435,7 +435,7 @@ impl Drop for OwnBroker {
 /// to the same bound, could report the record timed out first.
 #[test]
 fn a_write_to_a_broker_that_stopped_answering_fails_within_its_timeout() {
-    use cdc_connect_bridge::offsets_kafka::OffsetStoreError;
+    use cdc_connect_bridge::kafka::offsets::OffsetStoreError;
     use rdkafka::error::{KafkaError, RDKafkaErrorCode};
 
     if broker().is_none() {

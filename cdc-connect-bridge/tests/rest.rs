@@ -10,11 +10,11 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 
 use cdc_buffer::BufferMetrics;
-use cdc_connect_bridge::control::{
+use cdc_connect_bridge::operator::control::{
     ConnectorControl, ConnectorState, ConnectorStatus, ControlError, DeliveryMetrics,
     MetricsSnapshot, PartitionOffset,
 };
-use cdc_connect_bridge::rest;
+use cdc_connect_bridge::operator::rest;
 use cdc_logminer::engine::EngineMetrics;
 use parking_lot::Mutex;
 use serde_json::{Value, json};

@@ -4,13 +4,12 @@
 
 use crate::support;
 
-use cdc_connect_bridge::types::{
+use cdc_connect_bridge::record::base64;
+use cdc_connect_bridge::record::fields::{
     FieldKind, float32, iso_duration, iso_local, iso_period, render, twos_complement,
     variable_scale,
 };
-use cdc_connect_bridge::{
-    RecordBuilder, RecordContext, TableFormat, base64, field_kind, write_rendered,
-};
+use cdc_connect_bridge::{RecordBuilder, RecordContext, TableFormat, field_kind, write_rendered};
 use cdc_core::change::{ChangeOp, ColumnValue};
 use cdc_core::config::{DecimalMode, TemporalMode};
 use cdc_core::table::{ColumnDef, ColumnType, TableId};

@@ -9,7 +9,7 @@
 //!   its predecessors, as soon as the previous write is done. At most [`ALO_WINDOW_POLLS`] ×
 //!   `cdc.poll.max.records` engine records are sent past the last offset written. After a
 //!   crash the restarted task mines them again and sends only those not found in their topics
-//!   ([`crate::worker::present`]): what was in flight and never reached the broker.
+//!   ([`crate::worker::redelivery`]): what was in flight and never reached the broker.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -24,11 +24,11 @@ use cdc_logminer::engine::{EngineRecord, RecordKind};
 use cdc_offset::Position;
 use parking_lot::{Condvar, Mutex};
 
-use crate::builder::{KafkaRecord, RecordBuilder, RecordContext};
-use crate::offsets_kafka::{KafkaOffsetStore, OffsetStoreError, StoredOffset};
-use crate::worker::kafka::{KafkaFailure, RecordProducer, TopicAdmin, TopicCreator};
-use crate::worker::plan::{CommitReason, Decision, EosBounds, Sent, TransactionPlanner};
-use crate::worker::present::PresentRecords;
+use crate::kafka::offsets::{KafkaOffsetStore, OffsetStoreError, StoredOffset};
+use crate::kafka::{KafkaFailure, RecordProducer, TopicAdmin, TopicCreator};
+use crate::record::builder::{KafkaRecord, RecordBuilder, RecordContext};
+use crate::worker::eos_boundaries::{CommitReason, Decision, EosBounds, Sent, TransactionPlanner};
+use crate::worker::redelivery::PresentRecords;
 use crate::worker::{TaskError, TaskStats};
 use rdkafka::consumer::BaseConsumer;
 
@@ -133,7 +133,7 @@ impl Delivery {
         };
         let topic_creator = match admin {
             Some(admin) => {
-                let side_topics = crate::worker::kafka::side_topic_specs(config)
+                let side_topics = crate::kafka::side_topic_specs(config)
                     .into_iter()
                     .map(|spec| spec.name);
                 Some(
@@ -176,7 +176,7 @@ impl Delivery {
             self.present = Some(PresentRecords::new(
                 consumer,
                 self.shutdown_timeout
-                    .max(crate::offsets_kafka::DEFAULT_TIMEOUT),
+                    .max(crate::kafka::offsets::DEFAULT_TIMEOUT),
                 &stored.position,
                 window,
             ));

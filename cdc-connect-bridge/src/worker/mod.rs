@@ -6,7 +6,7 @@
 //!  mining thread: CaptureEngine::step ──► bounded queue (back-pressure) ──► delivery loop
 //!                                                                     │ RecordBuilder
 //!            exactly-once: transactional producer, Kafka transactions │ at Oracle commits,
-//!                          offset record inside each (plan.rs)        │
+//!                          offset record inside each (eos_boundaries) │
 //!            at-least-once: idempotent producer, delivery reports ───►│ offsets written by
 //!                          (acks.rs), offsets of the acked prefix     │ their own thread
 //! ```
@@ -18,9 +18,8 @@
 
 pub mod acks;
 pub mod delivery;
-pub mod kafka;
-pub mod plan;
-mod present;
+pub mod eos_boundaries;
+mod redelivery;
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{Receiver, SyncSender, TrySendError};
@@ -37,14 +36,14 @@ use cdc_logminer::engine::{
 use cdc_logminer::source::{RedoSource, SourceSetupError};
 use parking_lot::Mutex;
 
-use crate::builder::RecordBuilder;
-use crate::control::DeliveryMetrics;
-use crate::error::BridgeError;
-use crate::offsets_kafka::{KafkaOffsetStore, OffsetStoreError, StoredOffset};
-use crate::settings::RecordSettings;
-use crate::stored_schemas::StoredSchemas;
+use crate::kafka::offsets::{KafkaOffsetStore, OffsetStoreError, StoredOffset};
+use crate::kafka::schemas::StoredSchemas;
+use crate::kafka::{KafkaClients, KafkaFailure, side_topic_specs};
+use crate::operator::control::DeliveryMetrics;
+use crate::record::builder::RecordBuilder;
+use crate::record::error::BridgeError;
+use crate::record::settings::RecordSettings;
 use crate::worker::delivery::{Delivery, DeliveryMode};
-use crate::worker::kafka::{KafkaClients, KafkaFailure, side_topic_specs};
 
 /// Why a task ended other than by being told to.
 #[derive(Debug, thiserror::Error)]
@@ -240,7 +239,7 @@ pub fn run_task(
         &config.connect.name,
         &config.topics.prefix,
         clients.props(),
-        crate::offsets_kafka::DEFAULT_TIMEOUT,
+        crate::kafka::offsets::DEFAULT_TIMEOUT,
         options.create_topics,
     )?);
     let stored = store.read_latest_stored()?;
@@ -264,9 +263,9 @@ fn run_with_source<S: RedoSource + Send + 'static>(
     stored: Option<StoredOffset>,
     stats: &Arc<TaskStats>,
     signals: &Arc<TaskSignals>,
-    producer: kafka::RecordProducer,
+    producer: crate::kafka::RecordProducer,
     store: Arc<KafkaOffsetStore>,
-    admin: Option<kafka::TopicAdmin>,
+    admin: Option<crate::kafka::TopicAdmin>,
     mode: DeliveryMode,
 ) -> Result<(), TaskError> {
     // typed as the engine types it when it opens

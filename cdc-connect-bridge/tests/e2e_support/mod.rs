@@ -8,8 +8,8 @@ use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
-use cdc_connect_bridge::offsets_kafka::KafkaOffsetStore;
-use cdc_connect_bridge::readback::{ReadRecord, read_until};
+use cdc_connect_bridge::kafka::offsets::KafkaOffsetStore;
+use cdc_connect_bridge::kafka::readback::{ReadRecord, read_until};
 use cdc_core::change::ChangeOp;
 use cdc_core::config::{CdcConfig, Config};
 use cdc_core::{ConXid, TableId};
@@ -168,7 +168,7 @@ impl Setup {
     }
 
     /// The latest offset and the window its writer marked it with.
-    pub fn stored_offset(&self) -> Option<cdc_connect_bridge::offsets_kafka::StoredOffset> {
+    pub fn stored_offset(&self) -> Option<cdc_connect_bridge::kafka::offsets::StoredOffset> {
         let config = self.config();
         KafkaOffsetStore::open(
             &self.broker,

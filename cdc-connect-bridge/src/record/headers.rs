@@ -15,7 +15,7 @@
 
 use cdc_logminer::engine::ChangeRecord;
 
-use crate::{json, text};
+use crate::record::{json, text};
 
 pub const SCN: &str = "cdc.scn";
 pub const COMMIT_SCN: &str = "cdc.commit_scn";

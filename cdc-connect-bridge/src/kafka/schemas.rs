@@ -19,10 +19,10 @@ use cdc_core::{Scn, TableId, TableLayout};
 use cdc_logminer::engine::{PublishedSchemas, PublishedVersion, first_valid_at};
 use serde_json::{Map, Value as Json};
 
-use crate::key::KeyPlan;
-use crate::offsets_kafka::{KafkaOffsetStore, OffsetStoreError};
-use crate::settings::RecordSettings;
-use crate::side::{SCHEMA_TOPIC_VERSION, schema_version};
+use crate::kafka::offsets::{KafkaOffsetStore, OffsetStoreError};
+use crate::record::key::KeyPlan;
+use crate::record::settings::RecordSettings;
+use crate::record::side::{SCHEMA_TOPIC_VERSION, schema_version};
 
 /// Each table's stored versions (the schema topic's JSON, oldest first).
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -203,7 +203,7 @@ fn body(version: Json) -> Map<String, Json> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::side::{schema_key, schema_table_value};
+    use crate::record::side::{schema_key, schema_table_value};
     use cdc_core::config::Config;
     use cdc_core::table::{ColumnDef, ColumnType, KeySource, SupplementalLogging};
 

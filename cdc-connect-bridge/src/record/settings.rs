@@ -5,7 +5,7 @@ use cdc_core::config::{
     TemporalMode, TopicTemplate,
 };
 
-use crate::topic::SideTopics;
+use crate::record::topics::SideTopics;
 
 /// The record format's settings: read from a validated configuration with
 /// [`RecordSettings::from_config`], or built by hand in tests.

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use cdc_core::TableId;
 use cdc_core::config::TopicTemplate;
 
-use crate::error::BridgeError;
+use crate::record::error::BridgeError;
 
 /// The topic of a table's records. `database` stands for `${database}`, and for `${pdb}` in a
 /// non-CDB.

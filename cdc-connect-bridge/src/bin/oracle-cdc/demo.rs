@@ -11,11 +11,11 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use cdc_core::config::Config;
 use rdkafka::mocking::MockCluster;
 
-use crate::connector::Connector;
-use crate::offsets_kafka::KafkaOffsetStore;
-use crate::readback::{ReadRecord, read_until};
-use crate::worker::TaskOptions;
-use crate::worker::kafka::side_topic_specs;
+use cdc_connect_bridge::kafka::offsets::KafkaOffsetStore;
+use cdc_connect_bridge::kafka::readback::{ReadRecord, read_until};
+use cdc_connect_bridge::kafka::side_topic_specs;
+use cdc_connect_bridge::operator::connector::Connector;
+use cdc_connect_bridge::worker::TaskOptions;
 use cdc_logminer::source::configured::{sim_expected, sim_initial_scn};
 
 /// What the demo runs.
@@ -253,7 +253,7 @@ fn summarise(
         &config.connect.name,
         &config.topics.prefix,
         &[],
-        crate::offsets_kafka::DEFAULT_TIMEOUT,
+        cdc_connect_bridge::kafka::offsets::DEFAULT_TIMEOUT,
         false,
     )
     .ok()

@@ -4,7 +4,7 @@
 
 use cdc_core::{ConXid, RsId, Xid};
 
-use crate::json::push_u64;
+use crate::record::json::push_u64;
 
 const HEX: &[u8; 16] = b"0123456789abcdef";
 

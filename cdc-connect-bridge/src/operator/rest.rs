@@ -31,10 +31,10 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post, put};
 use serde_json::{Map, Value as JsonValue, json};
 
-use crate::control::{
+use crate::operator::control::{
     ConnectorControl, ConnectorState, ConnectorStatus, ControlError, PartitionOffset,
 };
-use crate::metrics;
+use crate::operator::metrics;
 
 /// What `GET /` reports, as Connect's `ServerInfo`.
 #[derive(Debug, Clone, PartialEq, Eq)]

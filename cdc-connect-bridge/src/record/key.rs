@@ -4,8 +4,8 @@
 use cdc_core::config::KeyMissing;
 use cdc_core::table::{KeySource, TableLayout};
 
-use crate::error::BridgeError;
-use crate::settings::RecordSettings;
+use crate::record::error::BridgeError;
+use crate::record::settings::RecordSettings;
 
 /// Where a table's record key comes from, resolved once per schema version.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -28,7 +28,7 @@ use prometheus_client::metrics::counter::ConstCounter;
 use prometheus_client::metrics::gauge::ConstGauge;
 use prometheus_client::registry::Registry;
 
-use crate::control::MetricsSnapshot;
+use crate::operator::control::MetricsSnapshot;
 
 /// The `Content-Type` of what [`render`] produces (the OpenMetrics text format, which
 /// prometheus-client's encoder writes, ending with `# EOF`).
@@ -390,7 +390,7 @@ mod tests {
     use cdc_logminer::engine::EngineMetrics;
 
     use super::*;
-    use crate::control::DeliveryMetrics;
+    use crate::operator::control::DeliveryMetrics;
 
     fn snapshot() -> MetricsSnapshot {
         MetricsSnapshot {

@@ -10,9 +10,9 @@ use rdkafka::config::RDKafkaLogLevel;
 use rdkafka::consumer::{BaseConsumer, Consumer};
 use rdkafka::error::KafkaError;
 use rdkafka::message::{Headers, Message};
-use rdkafka::{ClientConfig, Offset, TopicPartitionList};
+use rdkafka::{Offset, TopicPartitionList};
 
-use crate::worker::kafka::KafkaFailure;
+use crate::kafka::KafkaFailure;
 
 /// One record read back.
 #[derive(Clone, PartialEq, Eq)]
@@ -64,8 +64,7 @@ pub fn read_until(
     timeout: Duration,
     done: &mut dyn FnMut(&[ReadRecord]) -> bool,
 ) -> Result<(Vec<ReadRecord>, bool), KafkaFailure> {
-    let consumer: BaseConsumer = ClientConfig::new()
-        .set("bootstrap.servers", bootstrap)
+    let consumer: BaseConsumer = crate::kafka::client_config(bootstrap, &[])
         .set("group.id", "oracle-cdc-readback")
         .set("enable.auto.commit", "false")
         .set("enable.auto.offset.store", "false")

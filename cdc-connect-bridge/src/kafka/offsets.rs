@@ -26,13 +26,14 @@ use cdc_offset::{OffsetError, Position, codec};
 use rdkafka::ClientConfig;
 use rdkafka::admin::{AdminClient, AdminOptions, NewTopic, ResourceSpecifier, TopicReplication};
 use rdkafka::client::DefaultClientContext;
-use rdkafka::config::RDKafkaLogLevel;
 use rdkafka::consumer::{BaseConsumer, Consumer};
 use rdkafka::error::{KafkaError, RDKafkaErrorCode};
 use rdkafka::message::{BorrowedMessage, DeliveryResult, Header, Headers, Message, OwnedHeaders};
 use rdkafka::producer::{BaseProducer, BaseRecord, ProducerContext};
 use rdkafka::{ClientContext, Offset, TopicPartitionList};
 use serde_json::{Map, Value as Json};
+
+use crate::kafka::client_config;
 
 /// How long one store operation may take by default.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
@@ -292,7 +293,7 @@ impl KafkaOffsetStore {
         timeout: Duration,
         manage_topic: bool,
     ) -> Result<KafkaOffsetStore, OffsetStoreError> {
-        let base = base_config(bootstrap, client_props);
+        let base = client_config(bootstrap, client_props);
 
         if manage_topic {
             let admin: AdminClient<DefaultClientContext> = base.create().map_err(|e| {
@@ -675,16 +676,6 @@ fn delivered_window(message: &impl Message) -> Option<u64> {
         .and_then(|h| h.value)
         .and_then(|v| std::str::from_utf8(v).ok())
         .and_then(|v| v.parse().ok())
-}
-
-pub(crate) fn base_config(bootstrap: &str, client_props: &[(String, String)]) -> ClientConfig {
-    let mut config = ClientConfig::new();
-    config.set("bootstrap.servers", bootstrap);
-    config.set_log_level(RDKafkaLogLevel::Warning);
-    for (key, value) in client_props {
-        config.set(key, value);
-    }
-    config
 }
 
 pub(crate) fn millis(duration: Duration) -> String {

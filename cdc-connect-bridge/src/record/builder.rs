@@ -9,21 +9,21 @@ use cdc_logminer::engine::{ChangeRecord, EngineRecord, RecordKind, SchemaChange}
 use cdc_offset::Position;
 use serde_json::{Map, Value as Json};
 
-use crate::connect::{PreparedSchema, envelope, envelope_text};
-use crate::error::BridgeError;
-use crate::headers::{Header, change_headers};
-use crate::key::KeyPlan;
-use crate::order::EventOrder;
-use crate::settings::RecordSettings;
-use crate::side::{
-    SideSchemas, dlq_key, dlq_value, heartbeat_value, ops_value, schema_key, schema_table_value,
-    schema_version, server_key,
-};
-use crate::topic::TopicOwners;
-use crate::value::{
+use crate::record::envelope::{
     EnvelopeParts, SourceHead, TableFormat, change_value, commit_times, has_all, key_changed,
     write_source, write_transaction,
 };
+use crate::record::error::BridgeError;
+use crate::record::headers::{Header, change_headers};
+use crate::record::key::KeyPlan;
+use crate::record::order::EventOrder;
+use crate::record::schemas::{PreparedSchema, envelope, envelope_text};
+use crate::record::settings::RecordSettings;
+use crate::record::side::{
+    SideSchemas, dlq_key, dlq_value, heartbeat_value, ops_value, schema_key, schema_table_value,
+    schema_version, server_key,
+};
+use crate::record::topics::TopicOwners;
 
 /// The source offset of a record: the Connect partition `{"server": <prefix>}` and the
 /// position's offset map.
@@ -121,7 +121,7 @@ impl RecordBuilder {
     }
 
     /// Starts each table's history on the schema topic from the versions a restart keeps of
-    /// what the last run stored ([`crate::stored_schemas::StoredSchemas::pruned`]). A table's
+    /// what the last run stored ([`crate::kafka::schemas::StoredSchemas::pruned`]). A table's
     /// next schema record holds them and the versions sent after them.
     pub fn seed_schema_history(&mut self, stored: impl IntoIterator<Item = (TableId, Vec<Json>)>) {
         self.schema_history.extend(stored);

@@ -16,12 +16,12 @@ use cdc_offset::Position;
 use parking_lot::{Condvar, Mutex};
 use serde_json::{Map, Value as Json};
 
-use crate::control::{
+use crate::kafka::KafkaClients;
+use crate::kafka::offsets::KafkaOffsetStore;
+use crate::operator::control::{
     ConnectorControl, ConnectorState, ConnectorStatus, ControlError, MetricsSnapshot,
     PartitionOffset,
 };
-use crate::offsets_kafka::KafkaOffsetStore;
-use crate::worker::kafka::KafkaClients;
 use crate::worker::{TaskError, TaskOptions, TaskSignals, TaskStats, run_task};
 
 /// What the operator asked for last.
@@ -185,7 +185,7 @@ impl Connector {
             &self.config.connect.name,
             &self.config.topics.prefix,
             clients.props(),
-            crate::offsets_kafka::DEFAULT_TIMEOUT,
+            crate::kafka::offsets::DEFAULT_TIMEOUT,
             self.options.create_topics,
         )
         .map_err(|e| ControlError::Internal(e.to_string()))?;

@@ -18,16 +18,16 @@ use cdc_core::value::{OracleDateTime, Value};
 use cdc_logminer::engine::ChangeRecord;
 use serde_json::{Map, Value as Json};
 
-use crate::connect::{Field, PreparedSchema, Schema, SchemaType};
-use crate::error::BridgeError;
-use crate::json;
-use crate::key::KeyPlan;
-use crate::names::{adjust_name, adjust_schema_name};
-use crate::order::EventOrder;
-use crate::settings::RecordSettings;
-use crate::text;
-use crate::topic::table_topic;
-use crate::types::{FieldKind, field_kind, render, write_rendered};
+use crate::record::error::BridgeError;
+use crate::record::fields::{FieldKind, field_kind, render, write_rendered};
+use crate::record::json;
+use crate::record::key::KeyPlan;
+use crate::record::names::{adjust_name, adjust_schema_name};
+use crate::record::order::EventOrder;
+use crate::record::schemas::{Field, PreparedSchema, Schema, SchemaType};
+use crate::record::settings::RecordSettings;
+use crate::record::text;
+use crate::record::topics::table_topic;
 
 /// `source.connector`.
 pub const CONNECTOR: &str = "oracle-cdc";

@@ -8,7 +8,7 @@
 
 use serde_json::{Map, Value as Json};
 
-use crate::json;
+use crate::record::json;
 
 /// A Connect schema type.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -6,17 +6,20 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
-use cdc_connect_bridge::connector::Connector;
-use cdc_connect_bridge::control::ConnectorControl;
-use cdc_connect_bridge::demo::{DemoOptions, run_demo};
+mod demo;
+
+use cdc_connect_bridge::operator::connector::Connector;
+use cdc_connect_bridge::operator::control::ConnectorControl;
 use cdc_core::config::Config;
 use clap::{Parser, Subcommand};
 
+use crate::demo::{DemoOptions, run_demo};
+
 /// mimalloc rather than glibc's malloc: the pipeline allocates and frees small values for every
 /// row (mined rows, decoded values, records), and glibc's malloc and free were about a quarter
-/// of the engine's instructions. With the crate's default feature `malloc-override` it also
-/// serves the process's C allocations, librdkafka's copy of each record among them (−10 % of
-/// the delivery thread's instructions).
+/// of the engine's instructions. Built with the feature `malloc-override` (as the README builds
+/// it), it also serves the process's C allocations, librdkafka's copy of each record among them
+/// (−10 % of the delivery thread's instructions).
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
@@ -192,7 +195,7 @@ async fn serve(
 
     let (rest_stop, rest_stopped) = tokio::sync::oneshot::channel::<()>();
     let control: Arc<dyn ConnectorControl> = Arc::clone(&connector) as Arc<dyn ConnectorControl>;
-    let rest = tokio::spawn(cdc_connect_bridge::rest::serve(
+    let rest = tokio::spawn(cdc_connect_bridge::operator::rest::serve(
         listener,
         control,
         async move {

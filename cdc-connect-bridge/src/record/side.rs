@@ -8,7 +8,7 @@ use cdc_core::table::{KeySource, TableId, TableLayout};
 use cdc_logminer::engine::{DlqRecord, HeartbeatReason};
 use serde_json::{Map, Value as Json};
 
-use crate::connect::{PreparedSchema, Schema, SchemaType};
+use crate::record::schemas::{PreparedSchema, Schema, SchemaType};
 
 /// Version of the ops event and DLQ record values (`v`).
 pub const SIDE_VERSION: i32 = 1;

@@ -14,8 +14,8 @@ use cdc_core::table::{ColumnDef, ColumnType};
 use cdc_core::value::{Decimal, OracleDateTime, TimeZone, Value};
 use serde_json::{Map, Number, Value as Json};
 
-use crate::connect::{Schema, SchemaType};
-use crate::{base64, json};
+use crate::record::schemas::{Schema, SchemaType};
+use crate::record::{base64, json};
 
 /// `io.debezium.time.MicroDuration` counts a month as 365.25 / 12 days.
 pub const MICROS_PER_MONTH: i128 = 2_629_800_000_000;

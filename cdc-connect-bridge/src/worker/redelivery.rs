@@ -2,7 +2,7 @@
 //!
 //! An at-least-once task writes its offset once every record before it is acknowledged, and
 //! keeps at most its window of engine records sent past the offset it last wrote
-//! ([`crate::offsets_kafka::StoredOffset::delivered_window`]). A crash leaves those records
+//! ([`crate::kafka::offsets::StoredOffset::delivered_window`]). A crash leaves those records
 //! sent but not covered by the offset; most of them usually reached their topics. The
 //! restarted task mines them again from the offset. Before it sends one of the first `window`
 //! change records, it reads the record's topic back from its end to the offset's commit, once
@@ -27,9 +27,9 @@ use rdkafka::error::KafkaError;
 use rdkafka::message::{Headers, Message};
 use rdkafka::{Offset, TopicPartitionList};
 
-use crate::builder::KafkaRecord;
-use crate::headers;
-use crate::worker::kafka::KafkaFailure;
+use crate::kafka::KafkaFailure;
+use crate::record::builder::KafkaRecord;
+use crate::record::headers;
 
 /// The first read back from a partition's end, in records; each further read goes back twice
 /// as far.
@@ -316,7 +316,7 @@ mod tests {
     }
 
     fn change(commit: u64, index: u32, key: &str, tombstone: bool) -> KafkaRecord {
-        let text = |name: &'static str, value: String| crate::headers::Header {
+        let text = |name: &'static str, value: String| crate::record::headers::Header {
             name,
             value: value.into_bytes(),
         };
@@ -342,7 +342,6 @@ mod tests {
 
     #[test]
     fn only_records_read_back_after_the_floor_count_as_present() {
-        use rdkafka::ClientConfig;
         use rdkafka::producer::{BaseRecord, Producer, ThreadedProducer};
         let Some(broker) = crate::worker::test_support::broker() else {
             return;
@@ -351,8 +350,7 @@ mod tests {
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_nanos());
         let topic = format!("present-{stamp}");
-        let producer: ThreadedProducer<_> = ClientConfig::new()
-            .set("bootstrap.servers", &broker)
+        let producer: ThreadedProducer<_> = crate::kafka::client_config(&broker, &[])
             .set("enable.idempotence", "true")
             .create()
             .expect("a producer");
@@ -386,8 +384,7 @@ mod tests {
             }
         }
         producer.flush(Duration::from_secs(30)).expect("flushed");
-        let consumer: BaseConsumer = ClientConfig::new()
-            .set("bootstrap.servers", &broker)
+        let consumer: BaseConsumer = crate::kafka::client_config(&broker, &[])
             .set("group.id", "present-test")
             .set("enable.auto.commit", "false")
             .set("enable.partition.eof", "true")
@@ -420,8 +417,7 @@ mod tests {
         assert_eq!(present.skipped(), 3);
         // the look ends after the window
         let mut present = PresentRecords::with_floor(
-            ClientConfig::new()
-                .set("bootstrap.servers", &broker)
+            crate::kafka::client_config(&broker, &[])
                 .set("group.id", "present-test")
                 .create()
                 .expect("a consumer"),

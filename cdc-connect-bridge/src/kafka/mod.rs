@@ -1,0 +1,32 @@
+//! Kafka I/O: every client the connector opens, built in one place ([`client_config`]), and the
+//! one error type of the worker's clients ([`KafkaFailure`]).
+//!
+//! ```text
+//!  client     KafkaClients::from_config ─► producer() / admin(); client_config for the rest
+//!  producer   RecordProducer: transactional (EOS) or idempotent (ALO), delivery reports ─► acks
+//!  topics     TopicAdmin (side topics at start), TopicCreator (table topics, own thread)
+//!  offsets    KafkaOffsetStore: the Connect-format offsets topic, read at start, written after
+//!  schemas    StoredSchemas: the schema topic read back at start
+//!  readback   read_until: a topic read from the beginning (the demo, tests, the bench)
+//! ```
+//!
+//! # Error handling
+//!
+//! A client that cannot be created, an admin or transaction call that fails or times out
+//! (`CALL_TIMEOUT`), and a produce error are [`KafkaFailure`]s; the task stops with them and
+//! the connector's status shows the message. Nothing here retries beyond what librdkafka does
+//! itself. Client properties (`cdc.kafka.*`) may hold secrets: no error or `Debug` output shows
+//! a property value.
+
+mod client;
+mod error;
+pub mod offsets;
+mod producer;
+pub mod readback;
+pub mod schemas;
+mod topics;
+
+pub use client::{CALL_TIMEOUT, KafkaClients, client_config};
+pub use error::KafkaFailure;
+pub use producer::{AckContext, RecordProducer};
+pub use topics::{TopicAdmin, TopicCreator, TopicSpec, side_topic_specs};

@@ -1,0 +1,8 @@
+//! What an operator sees of a running connector: the supervisor that starts, restarts and stops
+//! its task ([`connector`]), the control surface and status it exposes ([`control`]), the Kafka
+//! Connect REST API over it ([`rest`]) and the Prometheus metrics ([`metrics`]).
+
+pub mod connector;
+pub mod control;
+pub mod metrics;
+pub mod rest;
