@@ -16,6 +16,15 @@
 //!   the calling thread, which made the one-thread case the only one to reuse memory it had
 //!   freed itself; `docs/benchmarks.md` gives both measurements.)
 //!
+//! - `decode/touch`, `decode_small/touch`: a pass that only reads every byte of the same
+//!   SQL_REDO (a sum of its 8-byte words): the memory-bandwidth limit of this work on the
+//!   machine, measured in the same run. `cargo x bench` prints each decode rate as a
+//!   percentage of it, a figure that travels between machines where absolute rates do not
+//! - `decode_insert/N`, `decode_update/N`, `decode_delete/N`: rows of a table of N = 1, 10, 50
+//!   VARCHAR2 columns of 50 characters, one thread (an UPDATE sets every column and names
+//!   every column in its WHERE, a DELETE names every column, as under ALL COLUMNS logging);
+//!   comparable with published per-column-count parser figures
+//!
 //! Run: `cargo bench -p cdc-logminer --bench decode -- --warm-up-time 1 --measurement-time 5`
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -27,8 +36,8 @@ use std::hint::black_box;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use cdc_core::change::MinedRow;
-use cdc_core::table::TableLayout;
+use cdc_core::change::{MinedRow, Operation};
+use cdc_core::table::{ColumnType, TableLayout};
 use cdc_logminer::decode::{
     DecodeError, DecodeOptions, DecodePool, DecodeTable, Decoded, decode_row, decode_step,
     parse_statement,
@@ -97,6 +106,25 @@ impl Corpus {
         out
     }
 
+    /// Reads every byte of the corpus's SQL_REDO once, eight at a time: what any pass over
+    /// these bytes costs at least.
+    fn touch_all(&self) -> u64 {
+        let mut sum = 0u64;
+        for row in &self.rows {
+            let bytes = row.sql_redo.as_deref().unwrap_or("").as_bytes();
+            let mut words = bytes.chunks_exact(8);
+            for word in &mut words {
+                let mut w = [0u8; 8];
+                w.copy_from_slice(word);
+                sum = sum.wrapping_add(u64::from_le_bytes(w));
+            }
+            for &b in words.remainder() {
+                sum = sum.wrapping_add(u64::from(b));
+            }
+        }
+        sum
+    }
+
     fn decode_all(&self) -> usize {
         let options = DecodeOptions::default();
         let mut ok = 0;
@@ -127,6 +155,8 @@ fn sequential(c: &mut Criterion) {
     group.bench_function("rows", |b| b.iter(|| corpus.decode_all()));
     group.throughput(Throughput::Bytes(corpus.bytes));
     group.bench_function("bytes", |b| b.iter(|| corpus.decode_all()));
+    group.throughput(Throughput::Elements(corpus.rows.len() as u64));
+    group.bench_function("touch", |b| b.iter(|| black_box(corpus.touch_all())));
     group.finish();
 
     let small = small_corpus(10_000);
@@ -154,6 +184,7 @@ fn sequential(c: &mut Criterion) {
             criterion::BatchSize::LargeInput,
         )
     });
+    group.bench_function("touch", |b| b.iter(|| black_box(small.touch_all())));
     group.finish();
 
     let mut group = c.benchmark_group("parse_only");
@@ -201,5 +232,88 @@ fn step(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, sequential, step);
+/// Rows of one statement kind over a table of `columns` VARCHAR2 columns of 50 characters.
+fn by_columns(kind: Operation, columns: usize, rows: usize) -> Corpus {
+    let names: Vec<String> = (1..=columns).map(|i| format!("C{i}")).collect();
+    let spec: Vec<(&str, ColumnType)> = names
+        .iter()
+        .map(|n| (n.as_str(), ColumnType::Varchar2))
+        .collect();
+    let layout = decode_support::layout("APP", &format!("T{columns}"), &spec, &["C1"]);
+    let mut rng = decode_support::Rng::new(2028 + columns as u64);
+    let mut value = || -> String {
+        (0..50)
+            .map(|_| char::from(b'a' + rng.below(26) as u8))
+            .collect()
+    };
+    let table = format!("\"APP\".\"T{columns}\"");
+    let mined = (0..rows)
+        .map(|_| {
+            let sql = match kind {
+                Operation::Insert => {
+                    let cols: Vec<String> = names.iter().map(|n| format!("\"{n}\"")).collect();
+                    let vals: Vec<String> =
+                        names.iter().map(|_| format!("'{}'", value())).collect();
+                    format!(
+                        "insert into {table}({}) values ({})",
+                        cols.join(","),
+                        vals.join(",")
+                    )
+                }
+                Operation::Update => {
+                    let set: Vec<String> = names
+                        .iter()
+                        .map(|n| format!("\"{n}\" = '{}'", value()))
+                        .collect();
+                    let at: Vec<String> = names
+                        .iter()
+                        .map(|n| format!("\"{n}\" = '{}'", value()))
+                        .collect();
+                    format!(
+                        "update {table} set {} where {}",
+                        set.join(", "),
+                        at.join(" and ")
+                    )
+                }
+                _ => {
+                    let at: Vec<String> = names
+                        .iter()
+                        .map(|n| format!("\"{n}\" = '{}'", value()))
+                        .collect();
+                    format!("delete from {table} where {}", at.join(" and "))
+                }
+            };
+            // as the engine's session renders them (NO_ROWID_IN_STMT, NO_SQL_DELIMITER), ROW_ID set
+            let mut row = decode_support::row(kind.code(), "APP", &format!("T{columns}"), &sql);
+            row.row_id = Some("AAAS5bAAEAAAAFdAAA".to_owned());
+            row
+        })
+        .collect();
+    Corpus::of(&[layout], mined)
+}
+
+fn columns(c: &mut Criterion) {
+    for (kind, name) in [
+        (Operation::Insert, "decode_insert"),
+        (Operation::Update, "decode_update"),
+        (Operation::Delete, "decode_delete"),
+    ] {
+        let mut group = c.benchmark_group(name);
+        for columns in [1usize, 10, 50] {
+            let corpus = by_columns(kind, columns, 10_000);
+            assert_eq!(
+                corpus.decode_all(),
+                corpus.rows.len(),
+                "{name}/{columns} decodes"
+            );
+            group.throughput(Throughput::Elements(corpus.rows.len() as u64));
+            group.bench_with_input(BenchmarkId::from_parameter(columns), &corpus, |b, c| {
+                b.iter(|| c.decode_all())
+            });
+        }
+        group.finish();
+    }
+}
+
+criterion_group!(benches, sequential, step, columns);
 criterion_main!(benches);

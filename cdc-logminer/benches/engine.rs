@@ -11,6 +11,9 @@
 //!   (the simulator stands for Oracle and LogMiner, whose cost is not ours).
 //! - `engine/sim_mine_only_rows`: the simulator alone answering the mining query (its share).
 //! - `engine/decode_only_rows`: `decode_step` over the rows that capture mines, on one thread.
+//! - `engine/touch`: every byte of the mined rows' SQL_REDO read once, the memory-bandwidth
+//!   limit of any pass over them. `cargo x bench` prints `engine/changes` as a percentage of
+//!   it and of `decode_only_rows`: ratios of one run, which travel between machines.
 //!
 //! Run: `cargo x bench engine` (or `cargo bench -p cdc-logminer --bench engine`).
 
@@ -268,6 +271,28 @@ fn bench(c: &mut Criterion) {
             |s| black_box(capture_keep(s, spill.path(), start, 2)),
             criterion::BatchSize::LargeInput,
         )
+    });
+
+    // every byte of the same history's SQL_REDO read once (a sum of its 8-byte words): the
+    // memory-bandwidth limit of a pass over it, in the same run; `cargo x bench` prints
+    // `changes` as a percentage of it, and of `decode_only_rows` (the engine's own overhead)
+    group.bench_function("touch", |b| {
+        b.iter(|| {
+            let mut sum = 0u64;
+            for row in all_rows.iter() {
+                let bytes = row.sql_redo.as_deref().unwrap_or("").as_bytes();
+                let mut words = bytes.chunks_exact(8);
+                for word in &mut words {
+                    let mut w = [0u8; 8];
+                    w.copy_from_slice(word);
+                    sum = sum.wrapping_add(u64::from_le_bytes(w));
+                }
+                for &byte in words.remainder() {
+                    sum = sum.wrapping_add(u64::from(byte));
+                }
+            }
+            black_box(sum)
+        })
     });
 
     // the decoder alone, over the rows capture mines

@@ -3,7 +3,8 @@
 //! - `cargo x ci`: exactly what CI runs: `cargo fmt --check`, the module boundaries of
 //!   `cdc-logminer` ([`boundaries`]), clippy over the whole workspace with warnings denied, and
 //!   every test and doctest, closing with one `N passed, N failed` line.
-//! - `cargo x bench [BENCH…]`: the criterion benches (all, or the named bench targets).
+//! - `cargo x bench [BENCH…]`: the criterion benches (all, or the named bench targets), then
+//!   the ratios of the run ([`summary`]).
 //! - `cargo x bench e2e [OPTION…]`: the connector's end-to-end throughput into a broker beside
 //!   a bare rdkafka producer (`docs/benchmarks.md`). It uses the broker `CDC_TEST_BOOTSTRAP` or
 //!   `CDC_TEST_BROKER` names, or else starts a Tansu of its own on a free port and stops it
@@ -18,6 +19,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 
 mod boundaries;
+mod summary;
 
 const USAGE: &str = "\
 usage: cargo x <task>
@@ -70,6 +72,20 @@ fn workspace_root() -> PathBuf {
         .parent()
         .map(Path::to_path_buf)
         .unwrap_or_else(|| PathBuf::from("."))
+}
+
+/// Where cargo builds: `CARGO_TARGET_DIR`, else the workspace's `target/`.
+fn target_dir() -> PathBuf {
+    env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .map(|dir| {
+            if dir.is_absolute() {
+                dir
+            } else {
+                workspace_root().join(dir)
+            }
+        })
+        .unwrap_or_else(|| workspace_root().join("target"))
 }
 
 fn cargo() -> Command {
@@ -183,7 +199,11 @@ fn bench(names: &[String]) -> Result<(), String> {
     if names.first().map(String::as_str) == Some("e2e") {
         return bench_e2e(&names[1..]);
     }
+    // one folder for every bench's results, which the summary reads (criterion would write
+    // beside each crate otherwise, as cargo runs a bench in its package's folder)
+    let criterion = target_dir().join("criterion");
     let mut cmd = cargo();
+    cmd.env("CRITERION_HOME", &criterion);
     cmd.args(["bench", "--workspace"]);
     // every criterion bench unless some are named; e2e needs a broker and runs apart (above)
     let all = CRITERION_BENCHES.map(str::to_owned);
@@ -191,7 +211,15 @@ fn bench(names: &[String]) -> Result<(), String> {
     for name in names {
         cmd.args(["--bench", name]);
     }
-    run("cargo bench", cmd)
+    run("cargo bench", cmd)?;
+    let lines = summary::lines(&criterion);
+    if !lines.is_empty() {
+        println!("\n==> ratios of this run (median times; see docs/benchmarks.md)");
+        for line in lines {
+            println!("{line}");
+        }
+    }
+    Ok(())
 }
 
 /// `cargo x bench e2e`: the `e2e` bench of cdc-connect-bridge (profile `bench`), against the broker the
@@ -226,6 +254,9 @@ fn bench_e2e(args: &[String]) -> Result<(), String> {
         "bench",
         "-p",
         "cdc-connect-bridge",
+        // the allocator the binary is built with (README)
+        "--features",
+        "malloc-override",
         "--bench",
         "e2e",
         "--",
