@@ -396,13 +396,16 @@ fn orphan_restore_and_second_thread() {
     for i in 0..6 {
         let session = format!("t{i}");
         s.apply(&DbOp::Insert {
-            session: session.clone(),
+            session: session.clone().into(),
             table: "APP.CODES".into(),
             row: vec![("CODE".into(), cdc_core::Value::Text(format!("T{i}")))],
             fails: false,
         })
         .unwrap();
-        s.apply(&DbOp::Commit { session }).unwrap();
+        s.apply(&DbOp::Commit {
+            session: session.into(),
+        })
+        .unwrap();
     }
     let logs = inventory(&mut s, CaptureMode::Online);
     assert!(logs.iter().any(|l| l.thread == RedoThread(2)));

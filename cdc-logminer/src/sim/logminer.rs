@@ -118,7 +118,7 @@ impl SimDatabase {
                 row.sql_redo = Some("Unsupported".into());
                 row.data_obj = Some(*object);
                 row.row_id = Some(row_id.clone());
-                if let Some(t) = container.and_then(|c| c.tables.get(table.1)) {
+                if let Some(t) = container.and_then(|c| c.tables.get(table.index)) {
                     row.seg_owner = Some(t.id.owner.clone());
                     row.table_name = Some(t.id.table.clone());
                 }
@@ -135,7 +135,7 @@ impl SimDatabase {
                 row.data_obj = Some(*object);
                 row.row_id = Some(row_id.clone());
                 let Some(named) = container
-                    .and_then(|c| c.tables.get(table.1))
+                    .and_then(|c| c.tables.get(table.index))
                     .and_then(|t| NamedAs::of(t, *version, *object))
                 else {
                     return row;
@@ -172,7 +172,7 @@ impl SimDatabase {
                 kind,
             } => {
                 let Some(named) = container
-                    .and_then(|c| c.tables.get(table.1))
+                    .and_then(|c| c.tables.get(table.index))
                     .and_then(|t| NamedAs::of(t, *version, *object))
                 else {
                     return row;

@@ -27,7 +27,7 @@ pub mod source;
 pub mod truth;
 pub mod workload;
 
-pub use db::{DbOp, LobCall, RowSel, SimConfig, SimDatabase, lob_out_of_row};
+pub use db::{DbOp, RowSel, SessionName, SimConfig, SimDatabase, lob_out_of_row};
 pub use model::{ColumnSpec, Organization, PartitionSpec, TableSpec};
 pub use scenario::{Event, Scenario};
 pub use source::{Fault, SimSource, SourceCall};

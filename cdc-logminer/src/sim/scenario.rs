@@ -5,17 +5,15 @@
 use std::path::Path;
 
 use cdc_core::{ColumnDef, ColumnType, Decimal, OracleDateTime, TimeZone, Value};
-use serde::{Deserialize, Serialize};
-use serde_json::Map;
+use serde::{Deserialize, Deserializer, de};
 
 use super::SimError;
-use super::db::{DbOp, LobCall, RowSel, SimConfig, SimDatabase};
-use super::model::{ColumnSpec, TableSpec};
+use super::db::{ColumnInput, DbOp, SessionName, SimConfig, SimDatabase};
 use super::source::{Fault, SimSource};
 use super::workload::{Step, Workload};
 
 /// A scenario file.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 pub struct Scenario {
     /// Named after the invariant it guards.
     pub name: String,
@@ -27,135 +25,41 @@ pub struct Scenario {
     pub events: Vec<Event>,
 }
 
-/// One semantic event. Tables are `OWNER.TABLE` in the session's container, or
-/// `PDB.OWNER.TABLE`; values are JSON, read with the column's type (see `docs/simulator.md`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "event", rename_all = "snake_case", deny_unknown_fields)]
+/// One event: an operation on the database, or a fault queued on the source when it is
+/// played. Tables are `OWNER.TABLE` in the session's container, or `PDB.OWNER.TABLE`; values
+/// are JSON, read with the column's type (see `docs/simulator.md`).
+#[derive(Debug, Clone, PartialEq)]
 pub enum Event {
-    Begin {
-        session: String,
-        #[serde(default)]
-        pdb: Option<String>,
-        #[serde(default)]
-        user: Option<String>,
-        #[serde(default)]
-        private_strand: Option<bool>,
-    },
-    Insert {
-        session: String,
-        table: String,
-        values: Map<String, serde_json::Value>,
-        #[serde(default)]
-        fails: bool,
-    },
-    Update {
-        session: String,
-        table: String,
-        #[serde(rename = "where")]
-        filter: Map<String, serde_json::Value>,
-        set: Map<String, serde_json::Value>,
-    },
-    Delete {
-        session: String,
-        table: String,
-        #[serde(rename = "where")]
-        filter: Map<String, serde_json::Value>,
-    },
-    Savepoint {
-        session: String,
-        name: String,
-    },
-    RollbackTo {
-        session: String,
-        name: String,
-    },
-    Commit {
-        session: String,
-    },
-    Rollback {
-        session: String,
-    },
-    CreateTable {
-        table: TableSpec,
-        #[serde(default)]
-        user: Option<String>,
-    },
-    AddColumn {
-        table: String,
-        column: ColumnSpec,
-    },
-    DropTable {
-        table: String,
-    },
-    Truncate {
-        table: String,
-    },
-    AddPartition {
-        table: String,
-        name: String,
-        #[serde(default)]
-        less_than: Option<i64>,
-    },
-    LogSwitch,
-    Archive,
-    Purge {
-        up_to_sequence: u32,
-        #[serde(default)]
-        remove_file: bool,
-    },
-    Gap {
-        sequence: u32,
-    },
-    FlushStrand {
-        session: String,
-    },
-    Tick {
-        millis: u64,
-    },
-    KillSession {
-        session: String,
-    },
-    InstanceCrash,
-    Restore {
-        #[serde(default)]
-        new_dbid: bool,
-    },
-    EnableThread {
-        thread: u16,
-    },
-    Fault {
-        fault: Fault,
-    },
-    /// `DBMS_LOB.WRITE` into the first row matching `where`: `value` (text, or hex for a
-    /// BLOB) at the 1-based `offset`.
-    LobWrite {
-        session: String,
-        table: String,
-        #[serde(rename = "where")]
-        filter: Map<String, serde_json::Value>,
-        column: String,
-        offset: u64,
-        value: serde_json::Value,
-    },
-    /// `DBMS_LOB.TRIM` to `length` characters or bytes.
-    LobTrim {
-        session: String,
-        table: String,
-        #[serde(rename = "where")]
-        filter: Map<String, serde_json::Value>,
-        column: String,
-        length: u64,
-    },
-    /// `DBMS_LOB.ERASE` of `amount` characters or bytes from the 1-based `offset`.
-    LobErase {
-        session: String,
-        table: String,
-        #[serde(rename = "where")]
-        filter: Map<String, serde_json::Value>,
-        column: String,
-        amount: u64,
-        offset: u64,
-    },
+    Op(DbOp<serde_json::Value>),
+    Fault(Fault),
+}
+
+/// The `fault` event: the one event that is not an operation on the database.
+#[derive(Deserialize)]
+#[serde(tag = "event", rename_all = "snake_case", deny_unknown_fields)]
+enum FaultEvent {
+    Fault { fault: Fault },
+}
+
+// By hand rather than derived: an enum over both, with the database operations untagged,
+// would answer any mistake in an event with "data did not match any variant"; reading the
+// tag first keeps serde's message about the event itself.
+impl<'de> Deserialize<'de> for Event {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Event, D::Error> {
+        let event = serde_json::Value::deserialize(deserializer)?;
+        let read = if event.get("event").and_then(serde_json::Value::as_str) == Some("fault") {
+            FaultEvent::deserialize(event).map(|FaultEvent::Fault { fault }| Event::Fault(fault))
+        } else {
+            DbOp::deserialize(event).map(Event::Op)
+        };
+        read.map_err(de::Error::custom)
+    }
+}
+
+impl ColumnInput for serde_json::Value {
+    fn read(&self, column: &ColumnDef) -> Result<Value, SimError> {
+        json_value(column, self)
+    }
 }
 
 impl Scenario {
@@ -206,231 +110,41 @@ impl ScriptedEvents {
     }
 
     pub(crate) fn step(&mut self, db: &mut SimDatabase) -> Result<Step, SimError> {
-        let Some(event) = self.events.get(self.next).cloned() else {
+        let Some(event) = self.events.get(self.next) else {
             return Ok(Step::Done);
         };
         self.next += 1;
         let at = self.next;
-        let op = match to_op(db, event) {
-            Ok(Some(op)) => op,
-            Ok(None) => return Ok(Step::Applied),
-            Err(Flow::Fault(f)) => return Ok(Step::Fault(f)),
-            Err(Flow::Error(e)) => return Err(e.at_event(at)),
+        let op = match event {
+            Event::Op(op) => op,
+            Event::Fault(fault) => return Ok(Step::Fault(fault.clone())),
         };
-        db.apply(&op).map_err(|e| e.at_event(at))?;
+        if let Some(session) = statement_session(op) {
+            open_session(db, session).map_err(|e| e.at_event(at))?;
+        }
+        db.apply_op(op).map_err(|e| e.at_event(at))?;
         Ok(Step::Applied)
     }
 }
 
-enum Flow {
-    Fault(Fault),
-    Error(SimError),
-}
-
-impl From<SimError> for Flow {
-    fn from(e: SimError) -> Self {
-        Flow::Error(e)
+/// The session of a DML statement or DBMS_LOB call, which opens it if it is new.
+fn statement_session<V>(op: &DbOp<V>) -> Option<&SessionName> {
+    match op {
+        DbOp::Insert { session, .. }
+        | DbOp::Update { session, .. }
+        | DbOp::Delete { session, .. }
+        | DbOp::LobWrite { session, .. }
+        | DbOp::LobTrim { session, .. }
+        | DbOp::LobErase { session, .. } => Some(session),
+        _ => None,
     }
 }
 
-fn values(
-    db: &SimDatabase,
-    session: &str,
-    table: &str,
-    map: &Map<String, serde_json::Value>,
-) -> Result<Vec<(String, Value)>, SimError> {
-    let t = db.find_table(Some(session), table)?;
-    let layout = db
-        .containers
-        .get(t.0)
-        .and_then(|c| c.tables.get(t.1))
-        .and_then(|t| t.layout())
-        .ok_or_else(|| SimError::Scenario(format!("{table}: no layout")))?;
-    map.iter()
-        .map(|(name, v)| {
-            let col = layout
-                .column(name)
-                .ok_or_else(|| SimError::Scenario(format!("{table}: no column {name}")))?;
-            Ok((name.clone(), json_value(col, v)?))
-        })
-        .collect()
-}
-
-fn to_op(db: &mut SimDatabase, event: Event) -> Result<Option<DbOp>, Flow> {
-    Ok(Some(match event {
-        Event::Begin {
-            session,
-            pdb,
-            user,
-            private_strand,
-        } => DbOp::Begin {
-            session,
-            pdb,
-            user,
-            private_strand,
-        },
-        Event::Insert {
-            session,
-            table,
-            values: v,
-            fails,
-        } => {
-            open_session(db, &session)?;
-            let row = values(db, &session, &table, &v)?;
-            DbOp::Insert {
-                session,
-                table,
-                row,
-                fails,
-            }
-        }
-        Event::Update {
-            session,
-            table,
-            filter,
-            set,
-        } => {
-            open_session(db, &session)?;
-            let filter = values(db, &session, &table, &filter)?;
-            let set = values(db, &session, &table, &set)?;
-            DbOp::Update {
-                session,
-                table,
-                rows: vec![RowSel::Match(filter)],
-                set,
-            }
-        }
-        Event::Delete {
-            session,
-            table,
-            filter,
-        } => {
-            open_session(db, &session)?;
-            let filter = values(db, &session, &table, &filter)?;
-            DbOp::Delete {
-                session,
-                table,
-                rows: vec![RowSel::Match(filter)],
-            }
-        }
-        Event::Savepoint { session, name } => DbOp::Savepoint { session, name },
-        Event::RollbackTo { session, name } => DbOp::RollbackTo { session, name },
-        Event::Commit { session } => DbOp::Commit { session },
-        Event::Rollback { session } => DbOp::Rollback { session },
-        Event::CreateTable { table, user } => DbOp::CreateTable { user, spec: table },
-        Event::AddColumn { table, column } => DbOp::AddColumn { table, column },
-        Event::DropTable { table } => DbOp::DropTable { table },
-        Event::Truncate { table } => DbOp::Truncate { table },
-        Event::AddPartition {
-            table,
-            name,
-            less_than,
-        } => DbOp::AddPartition {
-            table,
-            name,
-            less_than,
-        },
-        Event::LogSwitch => DbOp::LogSwitch,
-        Event::Archive => DbOp::Archive,
-        Event::Purge {
-            up_to_sequence,
-            remove_file,
-        } => DbOp::Purge {
-            up_to_sequence,
-            remove_file,
-        },
-        Event::Gap { sequence } => DbOp::Gap { sequence },
-        Event::FlushStrand { session } => DbOp::FlushStrand { session },
-        Event::Tick { millis } => DbOp::Tick { millis },
-        Event::KillSession { session } => DbOp::KillSession { session },
-        Event::InstanceCrash => DbOp::InstanceCrash,
-        Event::Restore { new_dbid } => DbOp::Restore { new_dbid },
-        Event::EnableThread { thread } => DbOp::EnableThread { thread },
-        Event::Fault { fault } => return Err(Flow::Fault(fault)),
-        Event::LobWrite {
-            session,
-            table,
-            filter,
-            column,
-            offset,
-            value,
-        } => {
-            open_session(db, &session)?;
-            let data = values(
-                db,
-                &session,
-                &table,
-                &Map::from_iter([(column.clone(), value)]),
-            )?
-            .pop()
-            .map(|(_, v)| v)
-            .unwrap_or(Value::Null);
-            lob_op(
-                db,
-                session,
-                table,
-                &filter,
-                column,
-                LobCall::Write { offset, data },
-            )?
-        }
-        Event::LobTrim {
-            session,
-            table,
-            filter,
-            column,
-            length,
-        } => lob_op(
-            db,
-            session,
-            table,
-            &filter,
-            column,
-            LobCall::Trim { length },
-        )?,
-        Event::LobErase {
-            session,
-            table,
-            filter,
-            column,
-            amount,
-            offset,
-        } => lob_op(
-            db,
-            session,
-            table,
-            &filter,
-            column,
-            LobCall::Erase { amount, offset },
-        )?,
-    }))
-}
-
-/// A DBMS_LOB call on the first row matching `filter`.
-fn lob_op(
-    db: &mut SimDatabase,
-    session: String,
-    table: String,
-    filter: &Map<String, serde_json::Value>,
-    column: String,
-    call: LobCall,
-) -> Result<DbOp, SimError> {
-    open_session(db, &session)?;
-    let row = RowSel::Match(values(db, &session, &table, filter)?);
-    Ok(DbOp::Lob {
-        session,
-        table,
-        row,
-        column,
-        call,
-    })
-}
-
-/// A session's first statement opens it with defaults.
-fn open_session(db: &mut SimDatabase, session: &str) -> Result<(), SimError> {
+/// A session's first statement opens it with defaults, as a `begin` event of its own would.
+fn open_session(db: &mut SimDatabase, session: &SessionName) -> Result<(), SimError> {
     if !db.sessions.contains_key(session) {
         db.apply(&DbOp::Begin {
-            session: session.to_owned(),
+            session: session.clone(),
             pdb: None,
             user: None,
             private_strand: None,
@@ -575,4 +289,272 @@ pub fn json_value(col: &ColumnDef, v: &serde_json::Value) -> Result<Value, SimEr
         ColumnType::Boolean | ColumnType::Json | ColumnType::Vector => Value::Unsupported,
         _ => Value::Text(text),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{Value as J, json};
+
+    use super::*;
+    use crate::sim::db::RowSel;
+    use crate::sim::model::{ColumnSpec, Organization, TableSpec};
+
+    fn event(text: &str) -> Event {
+        let scenario = format!(r#"{{"name": "t", "events": [{text}]}}"#);
+        let mut events = Scenario::from_json(&scenario).unwrap().events;
+        assert_eq!(events.len(), 1);
+        events.remove(0)
+    }
+
+    fn op(text: &str) -> DbOp<J> {
+        match event(text) {
+            Event::Op(op) => op,
+            Event::Fault(f) => panic!("{text}: read as the fault {f:?}"),
+        }
+    }
+
+    fn pairs(pairs: &[(&str, J)]) -> Vec<(String, J)> {
+        pairs
+            .iter()
+            .map(|(c, v)| ((*c).to_owned(), v.clone()))
+            .collect()
+    }
+
+    /// The scenario format of `docs/simulator.md`, event by event, as the operations it reads
+    /// into: a change to `DbOp` that changed the format fails here.
+    #[test]
+    fn events_read_as_documented() {
+        let s = || SessionName::from("s");
+        assert_eq!(
+            op(r#"{"event": "begin", "session": "s"}"#),
+            DbOp::Begin {
+                session: s(),
+                pdb: None,
+                user: None,
+                private_strand: None
+            }
+        );
+        assert_eq!(
+            op(
+                r#"{"event": "begin", "session": "s", "pdb": "P", "user": "U", "private_strand": true}"#
+            ),
+            DbOp::Begin {
+                session: s(),
+                pdb: Some("P".into()),
+                user: Some("U".into()),
+                private_strand: Some(true)
+            }
+        );
+        // a column named twice keeps its first place and its last value
+        assert_eq!(
+            op(
+                r#"{"event": "insert", "session": "s", "table": "APP.T", "values": {"B": 1, "A": "x", "B": null}}"#
+            ),
+            DbOp::Insert {
+                session: s(),
+                table: "APP.T".into(),
+                row: pairs(&[("B", J::Null), ("A", json!("x"))]),
+                fails: false
+            }
+        );
+        assert_eq!(
+            op(
+                r#"{"event": "insert", "session": "s", "table": "APP.T", "values": {}, "fails": true}"#
+            ),
+            DbOp::Insert {
+                session: s(),
+                table: "APP.T".into(),
+                row: Vec::new(),
+                fails: true
+            }
+        );
+        assert_eq!(
+            op(
+                r#"{"event": "update", "session": "s", "table": "APP.T", "where": {"ID": 1}, "set": {"N": "y", "M": 2}}"#
+            ),
+            DbOp::Update {
+                session: s(),
+                table: "APP.T".into(),
+                rows: vec![RowSel::Match(pairs(&[("ID", json!(1))]))],
+                set: pairs(&[("N", json!("y")), ("M", json!(2))])
+            }
+        );
+        assert_eq!(
+            op(r#"{"event": "delete", "session": "s", "table": "APP.T", "where": {"ID": 1}}"#),
+            DbOp::Delete {
+                session: s(),
+                table: "APP.T".into(),
+                rows: vec![RowSel::Match(pairs(&[("ID", json!(1))]))]
+            }
+        );
+        assert_eq!(
+            op(r#"{"event": "savepoint", "session": "s", "name": "A"}"#),
+            DbOp::Savepoint {
+                session: s(),
+                name: "A".into()
+            }
+        );
+        assert_eq!(
+            op(r#"{"event": "rollback_to", "session": "s", "name": "A"}"#),
+            DbOp::RollbackTo {
+                session: s(),
+                name: "A".into()
+            }
+        );
+        assert_eq!(
+            op(r#"{"event": "commit", "session": "s"}"#),
+            DbOp::Commit { session: s() }
+        );
+        assert_eq!(
+            op(r#"{"event": "rollback", "session": "s"}"#),
+            DbOp::Rollback { session: s() }
+        );
+        assert_eq!(
+            op(
+                r#"{"event": "create_table", "user": "U", "table": {"owner": "APP", "name": "T", "columns": [{"name": "ID", "type": "NUMBER"}]}}"#
+            ),
+            DbOp::CreateTable {
+                spec: TableSpec {
+                    pdb: None,
+                    owner: "APP".into(),
+                    name: "T".into(),
+                    columns: vec![ColumnSpec {
+                        name: "ID".into(),
+                        data_type: "NUMBER".into(),
+                        nullable: true
+                    }],
+                    primary_key: Vec::new(),
+                    unique_indexes: Vec::new(),
+                    organization: Organization::Heap
+                },
+                user: Some("U".into())
+            }
+        );
+        assert_eq!(
+            op(
+                r#"{"event": "add_column", "table": "APP.T", "column": {"name": "C", "type": "DATE"}}"#
+            ),
+            DbOp::AddColumn {
+                table: "APP.T".into(),
+                column: ColumnSpec {
+                    name: "C".into(),
+                    data_type: "DATE".into(),
+                    nullable: true
+                }
+            }
+        );
+        assert_eq!(
+            op(r#"{"event": "drop_table", "table": "APP.T"}"#),
+            DbOp::DropTable {
+                table: "APP.T".into()
+            }
+        );
+        assert_eq!(
+            op(r#"{"event": "truncate", "table": "APP.T"}"#),
+            DbOp::Truncate {
+                table: "APP.T".into()
+            }
+        );
+        assert_eq!(
+            op(r#"{"event": "add_partition", "table": "APP.T", "name": "P9"}"#),
+            DbOp::AddPartition {
+                table: "APP.T".into(),
+                name: "P9".into(),
+                less_than: None
+            }
+        );
+        assert_eq!(op(r#"{"event": "log_switch"}"#), DbOp::LogSwitch);
+        assert_eq!(op(r#"{"event": "archive"}"#), DbOp::Archive);
+        assert_eq!(
+            op(r#"{"event": "purge", "up_to_sequence": 3}"#),
+            DbOp::Purge {
+                up_to_sequence: 3,
+                remove_file: false
+            }
+        );
+        assert_eq!(
+            op(r#"{"event": "gap", "sequence": 2}"#),
+            DbOp::Gap { sequence: 2 }
+        );
+        assert_eq!(
+            op(r#"{"event": "flush_strand", "session": "s"}"#),
+            DbOp::FlushStrand { session: s() }
+        );
+        assert_eq!(
+            op(r#"{"event": "tick", "millis": 500}"#),
+            DbOp::Tick { millis: 500 }
+        );
+        assert_eq!(
+            op(r#"{"event": "kill_session", "session": "s"}"#),
+            DbOp::KillSession { session: s() }
+        );
+        assert_eq!(op(r#"{"event": "instance_crash"}"#), DbOp::InstanceCrash);
+        assert_eq!(
+            op(r#"{"event": "restore"}"#),
+            DbOp::Restore { new_dbid: false }
+        );
+        assert_eq!(
+            op(r#"{"event": "enable_thread", "thread": 2}"#),
+            DbOp::EnableThread { thread: 2 }
+        );
+        let row = || RowSel::Match(pairs(&[("ID", json!(2))]));
+        assert_eq!(
+            op(
+                r#"{"event": "lob_write", "session": "s", "table": "APP.D", "where": {"ID": 2}, "column": "B", "offset": 8, "value": "XYZ"}"#
+            ),
+            DbOp::LobWrite {
+                session: s(),
+                table: "APP.D".into(),
+                row: row(),
+                column: "B".into(),
+                offset: 8,
+                data: json!("XYZ")
+            }
+        );
+        assert_eq!(
+            op(
+                r#"{"event": "lob_trim", "session": "s", "table": "APP.D", "where": {"ID": 2}, "column": "B", "length": 10}"#
+            ),
+            DbOp::LobTrim {
+                session: s(),
+                table: "APP.D".into(),
+                row: row(),
+                column: "B".into(),
+                length: 10
+            }
+        );
+        assert_eq!(
+            op(
+                r#"{"event": "lob_erase", "session": "s", "table": "APP.D", "where": {"ID": 2}, "column": "B", "amount": 3, "offset": 2}"#
+            ),
+            DbOp::LobErase {
+                session: s(),
+                table: "APP.D".into(),
+                row: row(),
+                column: "B".into(),
+                amount: 3,
+                offset: 2
+            }
+        );
+        assert_eq!(
+            event(r#"{"event": "fault", "fault": {"kind": "drop_connection", "after_rows": 2}}"#),
+            Event::Fault(Fault::DropConnection { after_rows: 2 })
+        );
+    }
+
+    #[test]
+    fn malformed_events_are_refused() {
+        for text in [
+            r#"{"event": "nope"}"#,
+            r#"{"session": "s"}"#,
+            r#"{"event": "commit"}"#,
+            r#"{"event": "commit", "session": "s", "extra": 1}"#,
+            r#"{"event": "insert", "session": "s", "table": "APP.T", "values": [1]}"#,
+            r#"{"event": "fault"}"#,
+            r#"{"event": "fault", "fault": {"kind": "drop_connection", "after_rows": 1}, "x": 2}"#,
+        ] {
+            let scenario = format!(r#"{{"name": "t", "events": [{text}]}}"#);
+            assert!(Scenario::from_json(&scenario).is_err(), "{text}");
+        }
+    }
 }

@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use super::SimError;
 use super::clock::datetime_from_epoch_nanos;
-use super::db::{DbOp, RowSel, SimDatabase};
+use super::db::{DbOp, RowSel, SessionName, SimDatabase};
 use super::model::{ColumnSpec, Organization, TableSpec};
 use super::rng::SimRng;
 use super::scenario::ScriptedEvents;
@@ -156,7 +156,7 @@ pub struct RandomWorkload {
     /// Sizes and text of out-of-row LOB values.
     lob_rng: SimRng,
     changes: u64,
-    plans: BTreeMap<String, SessionPlan>,
+    plans: BTreeMap<SessionName, SessionPlan>,
     next_ids: BTreeMap<(usize, String), i64>,
     created: u32,
     added_columns: u32,
@@ -164,8 +164,15 @@ pub struct RandomWorkload {
     finishing: bool,
 }
 
-const LONG: &str = "LONG_TX";
-const HUGE: &str = "HUGE_TX";
+/// The session of the transaction open from start to end (`long_transaction`).
+fn long_tx() -> SessionName {
+    SessionName::from("LONG_TX")
+}
+
+/// The session of the transaction of `huge_transaction_rows` rows.
+fn huge_tx() -> SessionName {
+    SessionName::from("HUGE_TX")
+}
 
 impl RandomWorkload {
     pub fn new(config: WorkloadConfig) -> RandomWorkload {
@@ -196,10 +203,10 @@ impl RandomWorkload {
         if (self.changes >= self.config.changes && self.huge_left == 0) || self.finishing {
             self.finishing = true;
             // end the open transactions one per step, then stop
-            let open: Vec<String> = db
+            let open: Vec<SessionName> = db
                 .sessions
                 .iter()
-                .filter(|(n, s)| !n.starts_with("__") && s_has_tx(s))
+                .filter(|(n, s)| !n.is_internal() && s.has_tx())
                 .map(|(n, _)| n.clone())
                 .collect();
             return match open.first() {
@@ -216,33 +223,33 @@ impl RandomWorkload {
                 None => Ok(Step::Done),
             };
         }
-        if self.config.long_transaction && !db.sessions.contains_key(LONG) {
+        if self.config.long_transaction && !db.sessions.contains_key(&long_tx()) {
+            let long = long_tx();
             let pdb = db.containers.first().and_then(|c| c.name.clone());
             db.apply(&DbOp::Begin {
-                session: LONG.into(),
+                session: long.clone(),
                 pdb,
                 user: Some("APP".into()),
                 private_strand: Some(true),
             })?;
-            self.dml(db, LONG, "APP.EVENTS")?;
+            self.dml(db, &long, "APP.EVENTS")?;
             return Ok(Step::Applied);
         }
         if self.huge_left > 0 {
-            if !db.sessions.contains_key(HUGE) {
+            let huge = huge_tx();
+            if !db.sessions.contains_key(&huge) {
                 let pdb = db.containers.first().and_then(|c| c.name.clone());
                 db.apply(&DbOp::Begin {
-                    session: HUGE.into(),
+                    session: huge.clone(),
                     pdb,
                     user: Some("APP".into()),
                     private_strand: Some(false),
                 })?;
             }
-            self.dml_insert(db, HUGE, "APP.EVENTS")?;
+            self.dml_insert(db, &huge, "APP.EVENTS")?;
             self.huge_left -= 1;
             if self.huge_left == 0 {
-                db.apply(&DbOp::Commit {
-                    session: HUGE.into(),
-                })?;
+                db.apply(&DbOp::Commit { session: huge })?;
             }
             return Ok(Step::Applied);
         }
@@ -255,11 +262,11 @@ impl RandomWorkload {
             return Ok(Step::Applied);
         }
         if self.config.long_transaction && self.rng.chance(0.01) {
-            self.dml(db, LONG, "APP.EVENTS")?;
+            self.dml(db, &long_tx(), "APP.EVENTS")?;
             return Ok(Step::Applied);
         }
         let n = self.config.sessions.max(1);
-        let session = format!("S{}", 1 + self.rng.below(u64::from(n)));
+        let session = SessionName::from(format!("S{}", 1 + self.rng.below(u64::from(n))));
         if db.tx_changes(&session).is_none() || !self.plans.contains_key(&session) {
             // a new transaction: container, user, size, fate
             let pdb = if db.containers.len() > 1 {
@@ -333,7 +340,7 @@ impl RandomWorkload {
         Ok(Step::Applied)
     }
 
-    fn pick_table(&mut self, db: &SimDatabase, session: &str) -> String {
+    fn pick_table(&mut self, db: &SimDatabase, session: &SessionName) -> String {
         let con = db.session_con(session).unwrap_or(0);
         let live: Vec<&TableId> = db
             .containers
@@ -354,7 +361,12 @@ impl RandomWorkload {
     }
 
     /// One DML statement by the weights; falls back to an insert when no row is free.
-    fn dml(&mut self, db: &mut SimDatabase, session: &str, table: &str) -> Result<(), SimError> {
+    fn dml(
+        &mut self,
+        db: &mut SimDatabase,
+        session: &SessionName,
+        table: &str,
+    ) -> Result<(), SimError> {
         let c = &self.config;
         let choice = self
             .rng
@@ -368,12 +380,7 @@ impl RandomWorkload {
         let t = db.find_table(Some(session), table)?;
         // rows not locked by another session, in ROWID order, without copying the table's
         // keys: a huge transaction's table holds millions of rows
-        let Some(rows_of) = db
-            .containers
-            .get(t.0)
-            .and_then(|c| c.tables.get(t.1))
-            .map(|tb| &tb.rows)
-        else {
+        let Some(rows_of) = db.table(t).ok().map(|tb| &tb.rows) else {
             return self.dml_insert(db, session, table);
         };
         let locked = db.rows_locked_by_others(session, t);
@@ -400,19 +407,18 @@ impl RandomWorkload {
                 rows.push(RowSel::RowId(other));
             }
         }
-        let (layout, key, partitioned) =
-            match db.containers.get(t.0).and_then(|c| c.tables.get(t.1)) {
-                Some(tb) => (
-                    tb.shared_layout(),
-                    tb.layout().map(|l| l.key.clone()).unwrap_or_default(),
-                    matches!(tb.organization, Organization::Range { .. }),
-                ),
-                None => (None, Vec::new(), false),
-            };
+        let (layout, key, partitioned) = match db.table(t).ok() {
+            Some(tb) => (
+                tb.shared_layout(),
+                tb.layout().map(|l| l.key.clone()).unwrap_or_default(),
+                matches!(tb.organization, Organization::Range { .. }),
+            ),
+            None => (None, Vec::new(), false),
+        };
         let Some(layout) = layout else {
             return Ok(());
         };
-        let session_s = session.to_owned();
+        let session_s = session.clone();
         let result = match choice {
             2 => db.apply(&DbOp::Delete {
                 session: session_s,
@@ -421,7 +427,7 @@ impl RandomWorkload {
             }),
             3 if key.len() == 1 && !partitioned && rows.len() == 1 => {
                 // a key change
-                let id = self.next_id(t.0, table) + 1_000_000;
+                let id = self.next_id(t.con, table) + 1_000_000;
                 let col = layout.column(&key[0]).cloned();
                 let value = match col.map(|c| c.data_type) {
                     Some(ColumnType::Number) => Value::Number(Decimal::new(i128::from(id), 0)),
@@ -475,11 +481,11 @@ impl RandomWorkload {
     fn dml_insert(
         &mut self,
         db: &mut SimDatabase,
-        session: &str,
+        session: &SessionName,
         table: &str,
     ) -> Result<(), SimError> {
         let t = db.find_table(Some(session), table)?;
-        let Some(tb) = db.containers.get(t.0).and_then(|c| c.tables.get(t.1)) else {
+        let Some(tb) = db.table(t).ok() else {
             return Ok(());
         };
         let Some(layout) = tb.shared_layout() else {
@@ -487,12 +493,12 @@ impl RandomWorkload {
         };
         let partition_bound = tb.partitions.last().and_then(|p| p.less_than);
         let partitions = tb.partitions.len();
-        let id = self.next_id(t.0, table);
+        let id = self.next_id(t.con, table);
         if let Some(bound) = partition_bound
             && id >= bound
         {
             // the range table needs its next partition first
-            let qualified = match db.containers.get(t.0).and_then(|c| c.name.clone()) {
+            let qualified = match db.containers.get(t.con).and_then(|c| c.name.clone()) {
                 Some(pdb) => format!("{pdb}.{table}"),
                 None => table.to_owned(),
             };
@@ -523,7 +529,7 @@ impl RandomWorkload {
         }
         let fails = self.rng.chance(self.config.failed_statement_rate);
         match db.apply(&DbOp::Insert {
-            session: session.to_owned(),
+            session: session.clone(),
             table: table.to_owned(),
             row,
             fails,
@@ -736,8 +742,4 @@ fn words(rng: &mut SimRng, len: usize) -> String {
     }
     out.truncate(len);
     out
-}
-
-fn s_has_tx(s: &super::db::Session) -> bool {
-    s.has_tx()
 }
