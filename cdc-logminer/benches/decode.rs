@@ -106,23 +106,9 @@ impl Corpus {
         out
     }
 
-    /// Reads every byte of the corpus's SQL_REDO once, eight at a time: what any pass over
-    /// these bytes costs at least.
+    /// Reads every byte of the corpus's SQL_REDO once: the bandwidth reference.
     fn touch_all(&self) -> u64 {
-        let mut sum = 0u64;
-        for row in &self.rows {
-            let bytes = row.sql_redo.as_deref().unwrap_or("").as_bytes();
-            let mut words = bytes.chunks_exact(8);
-            for word in &mut words {
-                let mut w = [0u8; 8];
-                w.copy_from_slice(word);
-                sum = sum.wrapping_add(u64::from_le_bytes(w));
-            }
-            for &b in words.remainder() {
-                sum = sum.wrapping_add(u64::from(b));
-            }
-        }
-        sum
+        decode_support::touch_sql_redo(&self.rows)
     }
 
     fn decode_all(&self) -> usize {

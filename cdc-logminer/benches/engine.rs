@@ -277,22 +277,7 @@ fn bench(c: &mut Criterion) {
     // memory-bandwidth limit of a pass over it, in the same run; `cargo x bench` prints
     // `changes` as a percentage of it, and of `decode_only_rows` (the engine's own overhead)
     group.bench_function("touch", |b| {
-        b.iter(|| {
-            let mut sum = 0u64;
-            for row in all_rows.iter() {
-                let bytes = row.sql_redo.as_deref().unwrap_or("").as_bytes();
-                let mut words = bytes.chunks_exact(8);
-                for word in &mut words {
-                    let mut w = [0u8; 8];
-                    w.copy_from_slice(word);
-                    sum = sum.wrapping_add(u64::from_le_bytes(w));
-                }
-                for &byte in words.remainder() {
-                    sum = sum.wrapping_add(u64::from(byte));
-                }
-            }
-            black_box(sum)
-        })
+        b.iter(|| black_box(cdc_logminer::test_support::touch_sql_redo(all_rows.iter())))
     });
 
     // the decoder alone, over the rows capture mines
