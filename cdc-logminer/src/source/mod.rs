@@ -2,12 +2,13 @@
 //!
 //! ```text
 //!                      +--------------------+   identity, current SCN, log inventory,
-//!   capture engine --> |  dyn RedoSource    |   object ids, layouts, GV$TRANSACTION,
+//!   CaptureEngine<S>-> | S: RedoSource      |   object ids, layouts, GV$TRANSACTION,
 //!   (one thread)       +--------------------+   session existence, NLS
 //!                         |              |
 //!            source::oracle::OracleSource   sim::SimSource
 //!            (ODPI-C via the `oracle` crate,  (the redo simulator: same trait,
 //!             feature `oracle`)                same rows, same ORA errors)
+//!   configured::ConfiguredSource: either one, as `cdc.source` names it (`from_config`)
 //!
 //!   start_session(window of whole logs, start SCN)
 //!   mine(rows after a redo address, captured objects, DDL, transaction control) --> sink
