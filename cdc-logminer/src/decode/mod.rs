@@ -6,6 +6,8 @@
 //! ```text
 //!  step rows ─join_continuations─► rows (CSF pieces joined verbatim)
 //!      │
+//!      ▼  the engine's steps: pipeline (a step of ≥ 1 024 rows decoded in chunks on a thread
+//!      │  of its own while the chunks before are applied)
 //!      ▼  decode_step (rayon when ≥ 256 rows; results in redo order)
 //!  decode_row(row, DecodeTable)                 DecodeTable = layout + name index
 //!      │                                                     + excluded-column flags
@@ -22,7 +24,7 @@
 //!
 //! Errors ([`DecodeError`], CDC-3001) name the table, XID, SCN, RS_ID, SSN, operation and
 //! reason. They quote no column value unless `cdc.log.sensitive.data=true`, and never for a
-//! table with excluded columns. The decoder logs nothing but step sizes. The NLS formats it
+//! table with excluded columns. The decoder logs nothing but step sizes (and a decode thread that could not start). The NLS formats it
 //! reads and every shape it accepts are documented in `docs/decoding.md`; [`inspect`] is the
 //! first layer as the `redo_parse` inspection tool prints it.
 
@@ -34,6 +36,7 @@ mod filter;
 pub mod inspect;
 mod onepass;
 pub mod parse;
+mod pipeline;
 mod row;
 mod step;
 mod table;
@@ -45,9 +48,9 @@ pub use ddl::{DdlInfo, DdlKind, DdlTable, OtherDdl, classify_ddl};
 pub use error::{DecodeError, DecodeReason, ExcludedKeyColumn, RowContext};
 pub use filter::{ColumnExclusions, ColumnFilter};
 pub use parse::{Literal, Statement, StatementKind, SyntaxError, parse_statement};
+pub(crate) use pipeline::{DecodeThreadStopped, DecodedRows, StepDecoder, StepRows};
+pub(crate) use row::restore_row_id;
 pub use row::{DecodeOptions, Decoded, LobOp, XmlDocOp, decode_row, is_generic_column_name};
-pub(crate) use row::{RowIds, restore_row_id};
-pub(crate) use step::decode_rows_with;
 pub use step::{
     AUTO_MAX_THREADS, DecodePool, PARALLEL_MIN_ROWS, PoolError, decode_rows, decode_step,
     resolve_threads,

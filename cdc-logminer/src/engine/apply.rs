@@ -71,110 +71,43 @@ pub(super) fn merge_locator_update(held: &ChangeEvent, update: &RowChange) -> Op
 }
 
 impl<S: RedoSource> CaptureEngine<S> {
-    /// Applies a step that was read whole. Decoding is a pure function of the row and the
-    /// step's schema versions (a layout change ends the step), so a large step is decoded in
-    /// chunks on a thread of its own while this thread applies the chunks before, in redo
-    /// order: the records, the errors and the point where an error stops are those of decoding
-    /// the whole step first.
-    ///
-    /// ```text
-    ///  decode thread   [chunk 1][chunk 2][chunk 3] …      (≤ PIPELINE_DEPTH chunks ahead)
-    ///  mining thread            [apply 1][apply 2][apply 3] …
-    /// ```
+    /// Applies a step that was read whole, decoded by [`StepDecoder::decode_and_apply`]: a
+    /// large step on a thread of its own while the chunks before are applied, in redo order.
     pub(super) fn apply(
         &mut self,
         read: ReadStep,
         sink: &mut dyn RecordSink,
     ) -> Result<u64, EngineError> {
-        let mut rows = read.rows;
-        self.metrics.rows_mined += rows.len() as u64;
-        let decoder = StepDecoder {
-            objects: Arc::clone(&self.objects),
-            tables: Arc::clone(&self.tables),
-            options: self.decode_options,
-            pool: Arc::clone(&self.pool),
-        };
-        let records = if rows.len() >= PIPELINE_MIN_ROWS {
-            // the decode thread takes the rows and hands each chunk back with its decoded
-            // forms: the rows are applied owned, so what a START or COMMIT row names moves into
-            // the buffer instead of being copied
-            let total = rows.len();
-            let handed = std::sync::Mutex::new(Some(rows));
-            std::thread::scope(|scope| {
-                let (done, decoded) = std::sync::mpsc::sync_channel(PIPELINE_DEPTH);
-                let (handed, decoder) = (&handed, &decoder);
-                let feeder = std::thread::Builder::new()
-                    .name("cdc-decode-feed".to_owned())
-                    .spawn_scoped(scope, move || {
-                        let Some(rows) = take_rows(handed) else {
-                            return;
-                        };
-                        let mut resolved = ResolvedObjects::default();
-                        for chunk in rows.chunks {
-                            let chunk_decoded = decoder.decode(&chunk, &mut resolved);
-                            if done.send((chunk, chunk_decoded)).is_err() {
-                                // the mining thread stopped applying (a stop or a closed sink)
-                                break;
-                            }
-                        }
-                    });
-                match feeder {
-                    Ok(_) => {
-                        self.metrics.pipelined_steps += 1;
-                        let (mut records, mut applied) = (0, 0);
-                        for (mut chunk, chunk_decoded) in decoded.iter() {
-                            applied += chunk.len();
-                            records += self.apply_decoded(
-                                chunk.iter_mut(),
-                                chunk_decoded.into_iter(),
-                                sink,
-                            )?;
-                        }
-                        if applied < total {
-                            // only if the decode thread died, which the scope then reports as
-                            // its panic
-                            return Err(CdcError::new(
-                                CdcCode::Decode,
-                                format!(
-                                    "the decode thread stopped after {applied} of the step's \
-                                     {total} rows"
-                                ),
-                            )
-                            .into());
-                        }
-                        Ok(records)
-                    }
-                    Err(error) => {
-                        tracing::warn!(%error, "no decode thread; decoding the step first");
-                        let mut rows = take_rows(handed).unwrap_or_default();
-                        let decoded = decoder.decode_all(&rows);
-                        self.apply_decoded(rows.iter_mut(), decoded.into_iter(), sink)
-                    }
-                }
-            })?
-        } else {
-            let decoded = decoder.decode_all(&rows);
-            self.apply_decoded(rows.iter_mut(), decoded.into_iter(), sink)?
-        };
+        self.metrics.rows_mined += read.rows.len() as u64;
+        // the rows are applied owned: what a START or COMMIT row names moves into the buffer
+        // instead of being copied
+        let decoder = self.decoder.clone();
+        let applied = decoder.decode_and_apply(read.rows, |rows, decoded| {
+            self.apply_decoded(rows, decoded, sink)
+        })?;
+        if applied.pipelined {
+            self.metrics.pipelined_steps += 1;
+        }
         if read.cut {
             self.metrics.step_cuts += 1;
         }
-        Ok(records)
+        Ok(applied.records)
     }
 
     /// Applies `rows` with their decoded forms, in order, moving the cursor past each. The rows
     /// are borrowed where they lie and dropped with their chunk: moving each out to apply it
     /// copied a few hundred bytes per row.
-    pub(super) fn apply_decoded<'r>(
+    pub(super) fn apply_decoded(
         &mut self,
-        rows: impl Iterator<Item = &'r mut MinedRow>,
-        mut decoded: impl Iterator<Item = Result<Decoded, DecodeError>>,
+        rows: &mut [MinedRow],
+        decoded: DecodedRows<'_>,
         sink: &mut dyn RecordSink,
     ) -> Result<u64, EngineError> {
         let mut records = 0;
         for row in rows {
             let Some(decoded) = decoded.next() else {
-                // only if the decode thread died, which the scope then reports as its panic
+                // the decoder gives one result per row: only if a decode thread died, which
+                // its scope then reports as its panic
                 return Err(CdcError::new(
                     CdcCode::Decode,
                     format!(
@@ -186,9 +119,9 @@ impl<S: RedoSource> CaptureEngine<S> {
             };
             records += self.apply_row(row, decoded, sink)?;
             if let Ok(addr) = row.addr() {
-                self.cursor.bound = RedoBound::After(addr);
-                self.cursor.log_seq = addr.log_seq();
-                self.cursor.mined_to = Some(RedoMark::new(addr, row.scn));
+                self.read.cursor.bound = RedoBound::After(addr);
+                self.read.cursor.log_seq = addr.log_seq();
+                self.read.cursor.mined_to = Some(RedoMark::new(addr, row.scn));
                 self.metrics.mined_to_scn = self.metrics.mined_to_scn.max(row.scn.get());
             }
         }
@@ -221,8 +154,8 @@ impl<S: RedoSource> CaptureEngine<S> {
             return Ok(0);
         }
         let key = row.con_xid();
-        if !self.held_lob_inserts.is_empty()
-            && let Some(held) = self.held_lob_inserts.remove(&key)
+        if !self.held.lob_inserts.is_empty()
+            && let Some(held) = self.held.lob_inserts.remove(&key)
         {
             if let (Operation::Update, false, Ok(Decoded::Change(update))) =
                 (row.operation, row.rollback, &decoded)
@@ -234,7 +167,7 @@ impl<S: RedoSource> CaptureEngine<S> {
             }
             if is_lob_row(row.operation) {
                 // LOB rows of the value being inserted come between the two
-                self.held_lob_inserts.insert(key, held);
+                self.held.lob_inserts.insert(key, held);
             } else {
                 self.buffer.append(key, held)?;
                 self.metrics.events_applied += 1;
@@ -242,8 +175,8 @@ impl<S: RedoSource> CaptureEngine<S> {
         }
         match row.operation {
             Operation::Start => {
-                if self.first_start.is_some() {
-                    self.start_scns.insert(key, row.scn);
+                if self.commit.first_start.is_some() {
+                    self.commit.start_scns.insert(key, row.scn);
                 }
                 let start = StartInfo {
                     scn: row.scn,
@@ -260,19 +193,19 @@ impl<S: RedoSource> CaptureEngine<S> {
                 Ok(0)
             }
             Operation::Rollback => {
-                if self.first_start.is_some() {
-                    self.start_scns.remove(&key);
+                if self.commit.first_start.is_some() {
+                    self.commit.start_scns.remove(&key);
                 }
                 if self.buffer.rollback(key)? {
                     self.metrics.rolled_back_transactions += 1;
                 }
                 // its undecodable rows were never changes of the database
-                let _ = self.held_failures.take(key);
+                let _ = self.held.failures.take(key);
                 Ok(0)
             }
             Operation::Commit => {
-                if self.first_start.is_some() {
-                    self.start_scns.remove(&key);
+                if self.commit.first_start.is_some() {
+                    self.commit.start_scns.remove(&key);
                 }
                 self.commit(row, key, sink)
             }
@@ -291,7 +224,7 @@ impl<S: RedoSource> CaptureEngine<S> {
                     .into());
                 };
                 let addr = self.row_addr(row)?;
-                if self.held_failures.undo(key, &row_id) {
+                if self.held.failures.undo(key, &row_id) {
                     return Ok(0);
                 }
                 self.buffer.undo(
@@ -315,7 +248,7 @@ impl<S: RedoSource> CaptureEngine<S> {
                     {
                         // the row's LOB values and real ROWID come in the UPDATE that follows
                         self.buffer.pin_change(key, row.scn, addr)?;
-                        self.held_lob_inserts.insert(
+                        self.held.lob_inserts.insert(
                             key,
                             ChangeEvent {
                                 scn: row.scn,
@@ -351,7 +284,7 @@ impl<S: RedoSource> CaptureEngine<S> {
             // the undo of a change LogMiner could not give takes back its failure
             Operation::Unsupported if row.rollback => {
                 if let Some(row_id) = &row.row_id
-                    && !self.held_failures.undo(key, row_id)
+                    && !self.held.failures.undo(key, row_id)
                 {
                     tracing::debug!(xid = %key, scn = %row.scn, "UNSUPPORTED undo row matched no held row");
                 }
@@ -398,15 +331,15 @@ impl<S: RedoSource> CaptureEngine<S> {
     }
 
     pub(super) fn keeps_row(&self, key: ConXid, scn: Scn) -> bool {
-        match &self.first_start {
-            Some(rule) => rule.keeps_row(key, scn, self.start_scns.get(&key).copied()),
+        match &self.commit.first_start {
+            Some(rule) => rule.keeps_row(key, scn, self.commit.start_scns.get(&key).copied()),
             None => true,
         }
     }
 
     pub(super) fn captured_table(&self, row: &MinedRow) -> Option<TableId> {
         let object = row.data_obj?;
-        self.objects.get(&(row.src_con_id, object)).cloned()
+        self.decoder.objects.get(&(row.src_con_id, object)).cloned()
     }
 
     pub(super) fn decode_failure(
@@ -439,7 +372,7 @@ impl<S: RedoSource> CaptureEngine<S> {
             error,
             dlq,
         };
-        if self.held_failures.is_full() {
+        if self.held.failures.is_full() {
             tracing::warn!(
                 xid = %key, scn = %row.scn, rs_id = %row.rs_id,
                 "too many undecodable rows held: acted on at once, before their transaction ends"
@@ -454,7 +387,7 @@ impl<S: RedoSource> CaptureEngine<S> {
             );
         }
         self.buffer.pin_change(key, row.scn, addr)?;
-        self.held_failures.hold(key, failure);
+        self.held.failures.hold(key, failure);
         Ok(0)
     }
 
@@ -467,9 +400,12 @@ impl<S: RedoSource> CaptureEngine<S> {
         error: &CdcError,
     ) -> (DlqRecord, OpsEvent) {
         let table = self.captured_table(row);
-        let may_exclude = table
-            .as_ref()
-            .is_some_and(|t| self.tables.get(t).is_some_and(DecodeTable::has_exclusions));
+        let may_exclude = table.as_ref().is_some_and(|t| {
+            self.decoder
+                .tables
+                .get(t)
+                .is_some_and(DecodeTable::has_exclusions)
+        });
         let sql_redo = (self.settings.log_sensitive_data && !may_exclude)
             .then(|| row.sql_redo.clone())
             .flatten();

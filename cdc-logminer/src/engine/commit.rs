@@ -54,8 +54,8 @@ impl<S: RedoSource> CaptureEngine<S> {
     /// The first acknowledged commit ends the first-start rule; from there on the skip rule
     /// only needs the last commit, which every later record carries.
     pub(super) fn end_first_start(&mut self) {
-        if self.first_start.take().is_some() {
-            self.start_scns = foldhash::HashMap::default();
+        if self.commit.first_start.take().is_some() {
+            self.commit.start_scns = foldhash::HashMap::default();
         }
     }
 
@@ -66,9 +66,9 @@ impl<S: RedoSource> CaptureEngine<S> {
         sink: &mut dyn RecordSink,
     ) -> Result<u64, EngineError> {
         let commit_addr = self.row_addr(row)?;
-        let decision = self.skip.decide(commit_addr, row.scn);
+        let decision = self.commit.skip.decide(commit_addr, row.scn);
         let mined_to = RedoMark::new(commit_addr, row.scn);
-        let failures = self.held_failures.take(key);
+        let failures = self.held.failures.take(key);
         let Some(mut stream) = self.buffer.commit(key)? else {
             // rows that failed pin their transaction, so it has an entry
             debug_assert!(failures.is_empty());
@@ -106,7 +106,7 @@ impl<S: RedoSource> CaptureEngine<S> {
                 AtCommit::Send { acknowledged } => {
                     let resume =
                         record_resume(mined_to, other_holds, own_hold, RecordPlace::BeforeLast);
-                    Arc::make_mut(&mut self.position).set_record(
+                    Arc::make_mut(&mut self.commit.position).set_record(
                         resume,
                         LastCommit {
                             event_index: acknowledged,
@@ -117,7 +117,7 @@ impl<S: RedoSource> CaptureEngine<S> {
                         for kind in [RecordKind::Dlq(dlq), RecordKind::Ops(ops)] {
                             sink.accept(EngineRecord {
                                 kind,
-                                position: Arc::clone(&self.position),
+                                position: Arc::clone(&self.commit.position),
                             })?;
                             side += 1;
                         }
@@ -137,8 +137,8 @@ impl<S: RedoSource> CaptureEngine<S> {
             stream.finish()?;
             if side > 0 {
                 self.end_first_start();
-                self.skip = self.position.skip_rule();
-                self.last_record_ms = self.clock.now_ms();
+                self.commit.skip = self.commit.position.skip_rule();
+                self.commit.last_record_ms = self.clock.now_ms();
             }
             return Ok(side);
         }
@@ -166,12 +166,12 @@ impl<S: RedoSource> CaptureEngine<S> {
             record_resume(mined_to, other_holds, own_hold, RecordPlace::BeforeLast);
         let resume_last = record_resume(mined_to, other_holds, own_hold, RecordPlace::Last);
         let mut index = 0u64;
-        self.table_orders.start();
+        self.commit.table_orders.start();
         while let Some(event) = stream.next_change()? {
             let this = index;
             index += 1;
-            let (layout, table) = self.layouts.of(&event);
-            let table_order = self.table_orders.next(table, &event.change.table);
+            let (layout, table) = self.schemas.layouts.of(&event);
+            let table_order = self.commit.table_orders.next(table, &event.change.table);
             if !decision.emits(this) {
                 continue;
             }
@@ -180,7 +180,7 @@ impl<S: RedoSource> CaptureEngine<S> {
                 RecordPlace::Last => resume_last,
             };
             // in place: the same as `at_record`, with one copy of the position per record
-            Arc::make_mut(&mut self.position).set_record(
+            Arc::make_mut(&mut self.commit.position).set_record(
                 resume,
                 LastCommit {
                     event_index: this + 1,
@@ -195,17 +195,17 @@ impl<S: RedoSource> CaptureEngine<S> {
                     table_order,
                     layout,
                 }),
-                position: Arc::clone(&self.position),
+                position: Arc::clone(&self.commit.position),
             };
             sink.accept(record)?;
             emitted += 1;
         }
         stream.finish()?;
         self.end_first_start();
-        self.skip = self.position.skip_rule();
+        self.commit.skip = self.commit.position.skip_rule();
         self.metrics.transactions_committed += 1;
         self.metrics.records += emitted;
-        self.last_record_ms = self.clock.now_ms();
+        self.commit.last_record_ms = self.clock.now_ms();
         Ok(side + emitted)
     }
 
@@ -215,9 +215,9 @@ impl<S: RedoSource> CaptureEngine<S> {
             .buffer
             .resume_floor(None)
             .map(|(scn, addr)| RedoMark::new(addr, scn));
-        match self.cursor.mined_to {
+        match self.read.cursor.mined_to {
             Some(mined_to) => resume_candidate(mined_to, holds),
-            None => self.position.resume,
+            None => self.commit.position.resume,
         }
     }
 
@@ -226,13 +226,13 @@ impl<S: RedoSource> CaptureEngine<S> {
         sink: &mut dyn RecordSink,
         kind: RecordKind,
     ) -> Result<(), EngineError> {
-        let position = Arc::new(self.position.at_heartbeat(self.current_resume()));
+        let position = Arc::new(self.commit.position.at_heartbeat(self.current_resume()));
         sink.accept(EngineRecord {
             kind,
             position: Arc::clone(&position),
         })?;
-        self.position = position;
-        self.last_record_ms = self.clock.now_ms();
+        self.commit.position = position;
+        self.commit.last_record_ms = self.clock.now_ms();
         self.metrics.records += 1;
         Ok(())
     }
@@ -240,8 +240,8 @@ impl<S: RedoSource> CaptureEngine<S> {
     /// Sends the layouts resolved since the last call, one record each, then the ops events
     /// waiting: those of the DDL that changed the layouts, and of reconnects.
     pub(super) fn emit_pending(&mut self, sink: &mut dyn RecordSink) -> Result<u64, EngineError> {
-        let pending = std::mem::take(&mut self.pending_schema);
-        let ops = std::mem::take(&mut self.pending_ops);
+        let pending = std::mem::take(&mut self.side.schema);
+        let ops = std::mem::take(&mut self.side.ops);
         let count = (pending.len() + ops.len()) as u64;
         for change in pending {
             self.emit_between(sink, RecordKind::Schema(change))?;

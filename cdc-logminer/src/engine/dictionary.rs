@@ -198,7 +198,7 @@ impl<S: RedoSource> CaptureEngine<S> {
             "sql".to_owned(),
             ddl_text_shown(row.sql_redo.as_deref().unwrap_or("")),
         );
-        self.pending_ops.push(OpsEvent {
+        self.side.ops.push(OpsEvent {
             kind: OpsKind::DdlSeen,
             details: seen,
         });
@@ -212,7 +212,7 @@ impl<S: RedoSource> CaptureEngine<S> {
             if let Some(pdb) = row.src_con_name.as_ref().filter(|p| *p != "CDB$ROOT") {
                 id = id.in_pdb(pdb.clone());
             }
-            self.tables.contains_key(&id) || (self.settings.table_filter)(&id)
+            self.decoder.tables.contains_key(&id) || (self.settings.table_filter)(&id)
         });
         if !touches_captured {
             return Ok(());
@@ -223,15 +223,16 @@ impl<S: RedoSource> CaptureEngine<S> {
             | DdlKind::Rename
             | DdlKind::AlterColumns
             | DdlKind::PartitionMaintenance => {
-                let captured_before: HashSet<TableId> = self.tables.keys().cloned().collect();
-                let announced = self.pending_schema.len();
+                let captured_before: HashSet<TableId> =
+                    self.decoder.tables.keys().cloned().collect();
+                let announced = self.side.schema.len();
                 // a stored version differing from the dictionary matters at start only
                 let _ = self.refresh_objects(row.scn)?;
-                let events: Vec<OpsEvent> = self.pending_schema[announced..]
+                let events: Vec<OpsEvent> = self.side.schema[announced..]
                     .iter()
                     .flat_map(|change| ddl_events(change, &captured_before, row.scn))
                     .collect();
-                self.pending_ops.extend(events);
+                self.side.ops.extend(events);
                 Ok(())
             }
             DdlKind::Truncate | DdlKind::Other(_) => Ok(()),
@@ -269,7 +270,7 @@ impl<S: RedoSource> CaptureEngine<S> {
         let mut differing = Vec::new();
         for layout in layouts {
             let table = layout.table.clone();
-            let unchanged = self.tables.get(&table).filter(|current| {
+            let unchanged = self.decoder.tables.get(&table).filter(|current| {
                 let current = current.layout();
                 current.columns == layout.columns
                     && current.key == layout.key
@@ -280,16 +281,17 @@ impl<S: RedoSource> CaptureEngine<S> {
                 None => {
                     // numbering goes on from what an earlier run published, and a layout it
                     // published keeps its number
-                    if let Some(stored) = self.published.valid_at(&table, valid_from)
+                    if let Some(stored) = self.schemas.published.valid_at(&table, valid_from)
                         && !(stored.same)(&layout)
                     {
                         differing.push((table.clone(), stored.version));
                     }
                     let highest = self
+                        .schemas
                         .next_version
                         .entry(table.clone())
-                        .or_insert_with(|| self.published.highest(&table));
-                    let (version, from) = match self.published.take_same(&table, &layout) {
+                        .or_insert_with(|| self.schemas.published.highest(&table));
+                    let (version, from) = match self.schemas.published.take_same(&table, &layout) {
                         Some(stored) => stored,
                         None => (*highest + 1, valid_from),
                     };
@@ -304,24 +306,27 @@ impl<S: RedoSource> CaptureEngine<S> {
                     });
                     let table = DecodeTable::new(Arc::new(layout), filter)
                         .map_err(|e| CdcError::new(CdcCode::Decode, e.to_string()))?;
-                    self.pending_schema
+                    self.side
+                        .schema
                         .push(SchemaChange::Version(Arc::clone(table.layout())));
                     table
                 }
             };
-            self.layouts.register(&decode_table);
+            self.schemas.layouts.register(&decode_table);
             decode_tables.insert(table, decode_table);
         }
         let mut removed: Vec<&TableId> = self
+            .decoder
             .tables
             .keys()
             .filter(|t| !decode_tables.contains_key(*t))
             .collect();
         removed.sort();
-        self.pending_schema
+        self.side
+            .schema
             .extend(removed.into_iter().cloned().map(SchemaChange::Removed));
-        self.objects = Arc::new(objects);
-        self.tables = Arc::new(decode_tables);
+        self.decoder.objects = Arc::new(objects);
+        self.decoder.tables = Arc::new(decode_tables);
         Ok(differing)
     }
 
@@ -338,7 +343,7 @@ impl<S: RedoSource> CaptureEngine<S> {
         if differing.is_empty() {
             return Ok(());
         }
-        let resume = self.position.resume.scn;
+        let resume = self.commit.position.resume.scn;
         let tables: Vec<TableId> = differing.iter().map(|(t, _)| t.clone()).collect();
         let after = self
             .source

@@ -28,7 +28,6 @@ mod commit;
 mod dictionary;
 mod failures;
 mod inventory;
-mod pipeline;
 mod policies;
 mod published;
 mod read;
@@ -75,12 +74,11 @@ use cdc_offset::{DbIdentity, LastCommit, Position, ResumePoint, SkipDecision, Sk
 use self::commit::*;
 use self::dictionary::*;
 use self::failures::{AtCommit, HeldFailure, HeldFailures};
-use self::pipeline::*;
 use self::read::*;
 use self::start::*;
 use crate::decode::{
-    ColumnFilter, DdlInfo, DdlKind, DecodeError, DecodeOptions, DecodePool, DecodeTable, Decoded,
-    RowIds, classify_ddl, decode_rows_with, join_continuations_into, restore_row_id,
+    ColumnFilter, DdlInfo, DdlKind, DecodeError, DecodeOptions, DecodePool, DecodeTable,
+    DecodeThreadStopped, Decoded, DecodedRows, StepDecoder, StepRows, classify_ddl, restore_row_id,
 };
 use crate::source::{
     CaptureMode, CapturedObject, LogInventoryQuery, MiningQuery, MiningWindow, RedoBound,
@@ -101,37 +99,53 @@ struct Cursor {
     mined_to: Option<RedoMark>,
 }
 
-/// The capture engine over a [`RedoSource`].
+/// The capture engine over a [`RedoSource`]. Its state is grouped by the stage that owns it;
+/// the source, the settings, the clock, the buffer and the metrics are every stage's.
 pub struct CaptureEngine<S: RedoSource> {
     source: S,
     settings: EngineSettings,
     clock: Box<dyn Clock>,
     buffer: TransactionBuffer,
-    /// Shared with the thread that decodes a step while it is applied.
-    pool: Arc<DecodePool>,
-    decode_options: DecodeOptions,
-    /// Captured (container, DATA_OBJ#) → table.
-    ///
-    /// The maps looked up for every row hash with foldhash: SipHash's resistance to chosen keys
-    /// is not needed for keys that come from our own dictionary queries, and it cost about a
-    /// tenth of the engine's time.
-    /// (Shared, like `tables`, with the thread that decodes a step while it is applied; a
-    /// refresh replaces both between steps.)
-    objects: Arc<foldhash::HashMap<(ConId, ObjectId), TableId>>,
-    /// Current schema version of each captured table.
-    tables: Arc<foldhash::HashMap<TableId, DecodeTable>>,
-    /// Every schema version decoded with, so a change committed after its table changed (or
-    /// was dropped) is published with the layout it was decoded with.
-    layouts: SchemaVersions,
-    /// Kept between commits: its slots are cleared, not allocated, at each.
-    table_orders: TableOrders,
-    next_version: HashMap<TableId, u32>,
-    /// The stored versions a restart may still take up (pruned at the resume SCN).
-    published: PublishedSchemas,
-    identity: DbIdentity,
+    metrics: EngineMetrics,
+    /// Whether the first step ran (it writes the start heartbeat).
+    started: bool,
+    /// Read (`read.rs`): where the next step starts, how much it reads, the session.
+    read: ReadState,
+    /// Decode (`crate::decode::pipeline`): the captured tables' current versions and the pool.
+    decoder: StepDecoder,
+    /// Apply (`apply.rs`): rows held until more of their transaction is seen.
+    held: Held,
+    /// Commit (`commit.rs`): the rules that place and filter each record, and its position.
+    commit: CommitState,
+    /// Dictionary (`dictionary.rs`): every layout decoded with and the stored ones.
+    schemas: SchemaState,
+    /// Layouts and ops events waiting to go out before the next record.
+    side: SideRecords,
+    /// Policies (`policies.rs`): orphaned transactions.
+    orphans: OrphanDetector,
+}
+
+/// Where the next step reads from, how many logs it takes, and the session's recovery state.
+struct ReadState {
     cursor: Cursor,
     window: AdaptiveWindow,
     session_started_ms: Option<u64>,
+    backoff: Backoff,
+    remines: u32,
+    identity: DbIdentity,
+}
+
+/// Rows of open transactions the apply stage holds.
+struct Held {
+    /// INSERTs of rows with LOB locators (ROW_ID `AAAAAAAAAAAAAAAAAA`), held until their
+    /// transaction's next data row: the locator UPDATE of the same row merges into them.
+    lob_inserts: foldhash::HashMap<ConXid, ChangeEvent>,
+    /// Rows that could not be decoded, acted on at their COMMIT.
+    failures: HeldFailures,
+}
+
+/// What places and filters each record at COMMIT.
+struct CommitState {
     /// The last emitted position: the base of every next one (shared with the newest record;
     /// changing it copies it unless that record is gone).
     position: Arc<Position>,
@@ -140,30 +154,37 @@ pub struct CaptureEngine<S: RedoSource> {
     /// START SCNs of transactions whose START row was mined, kept only while the first-start
     /// rule applies: it is their one reader.
     start_scns: foldhash::HashMap<ConXid, Scn>,
-    /// INSERTs of rows with LOB locators (ROW_ID `AAAAAAAAAAAAAAAAAA`), held until their
-    /// transaction's next data row: the locator UPDATE of the same row merges into them.
-    held_lob_inserts: foldhash::HashMap<ConXid, ChangeEvent>,
-    /// Rows of open transactions that could not be decoded, acted on at their COMMIT.
-    held_failures: HeldFailures,
+    /// Kept between commits: its slots are cleared, not allocated, at each.
+    table_orders: TableOrders,
     last_record_ms: u64,
-    orphans: OrphanDetector,
-    backoff: Backoff,
-    remines: u32,
-    metrics: EngineMetrics,
-    started: bool,
+}
+
+/// The schema versions the dictionary stage keeps.
+struct SchemaState {
+    /// Every schema version decoded with, so a change committed after its table changed (or
+    /// was dropped) is published with the layout it was decoded with.
+    layouts: SchemaVersions,
+    next_version: HashMap<TableId, u32>,
+    /// The stored versions a restart may still take up (pruned at the resume SCN).
+    published: PublishedSchemas,
+}
+
+/// Side records waiting for the next record to go out.
+#[derive(Default)]
+struct SideRecords {
     /// Layouts resolved since the last record went out, for the schema topic.
-    pending_schema: Vec<SchemaChange>,
+    schema: Vec<SchemaChange>,
     /// Ops events of DDL (`ddl-seen`, `ddl-applied`, `table-added`, `table-removed`) and of
     /// reconnects (`reconnected`), sent after the layouts.
-    pending_ops: Vec<OpsEvent>,
+    ops: Vec<OpsEvent>,
 }
 
 impl<S: RedoSource> fmt::Debug for CaptureEngine<S> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("CaptureEngine")
             .field("source", &self.source)
-            .field("cursor", &self.cursor)
-            .field("window_logs", &self.window.logs())
+            .field("cursor", &self.read.cursor)
+            .field("window_logs", &self.read.window.logs())
             .field("metrics", &self.metrics)
             .finish_non_exhaustive()
     }
@@ -172,7 +193,7 @@ impl<S: RedoSource> fmt::Debug for CaptureEngine<S> {
 impl<S: RedoSource> CaptureEngine<S> {
     pub fn metrics(&self) -> EngineMetrics {
         let mut m = self.metrics;
-        m.window_logs = self.window.logs() as u64;
+        m.window_logs = self.read.window.logs() as u64;
         m
     }
 
@@ -182,7 +203,7 @@ impl<S: RedoSource> CaptureEngine<S> {
 
     /// The position the last record carried (or the start position).
     pub fn position(&self) -> &Position {
-        &self.position
+        &self.commit.position
     }
 
     pub fn source(&self) -> &S {
@@ -246,12 +267,12 @@ impl<S: RedoSource> CaptureEngine<S> {
         let started = self.clock.now_ms();
         let mut report = match self.read_step() {
             Ok(read) => {
-                self.backoff.reset();
-                self.remines = 0;
+                self.read.backoff.reset();
+                self.read.remines = 0;
                 let rows = read.rows.len() as u64;
                 let cut = read.cut;
                 let records = self.apply(read, sink)?;
-                self.window.on_step(Duration::from_millis(
+                self.read.window.on_step(Duration::from_millis(
                     self.clock.now_ms().saturating_sub(started),
                 ));
                 StepReport {
@@ -272,7 +293,11 @@ impl<S: RedoSource> CaptureEngine<S> {
         report.records += self.emit_pending(sink)?;
         report.records += self.run_policies(sink)?;
         if let Some(interval) = self.settings.heartbeat_interval
-            && self.clock.now_ms().saturating_sub(self.last_record_ms) >= millis(interval)
+            && self
+                .clock
+                .now_ms()
+                .saturating_sub(self.commit.last_record_ms)
+                >= millis(interval)
         {
             self.emit_heartbeat(sink, HeartbeatReason::Idle)?;
             report.records += 1;

@@ -9,10 +9,10 @@ impl<S: RedoSource> CaptureEngine<S> {
         let mut records = 0;
         let discards = check_age(self.settings.age, now, self.txn_facts())?;
         for mut discard in discards {
-            self.held_lob_inserts.remove(&discard.key);
+            self.held.lob_inserts.remove(&discard.key);
             self.drop_failures(discard.key, &mut discard.ops_event);
             self.buffer.release(discard.key)?;
-            Arc::make_mut(&mut self.position).released_xids = self.buffer.ledger().clone();
+            Arc::make_mut(&mut self.commit.position).released_xids = self.buffer.ledger().clone();
             let dlq = DlqRecord {
                 kind: discard.dlq.kind(),
                 xid: discard.key,
@@ -42,14 +42,20 @@ impl<S: RedoSource> CaptureEngine<S> {
                     return Ok(records);
                 }
             };
-            let mined_to = self.cursor.mined_to.map(|m| m.scn).unwrap_or(Scn::ZERO);
+            let mined_to = self
+                .read
+                .cursor
+                .mined_to
+                .map(|m| m.scn)
+                .unwrap_or(Scn::ZERO);
             let facts = self.txn_facts();
             let check = self.orphans.check(now, mined_to, &snapshot, facts)?;
             for mut release in check.releases {
-                self.held_lob_inserts.remove(&release.key);
+                self.held.lob_inserts.remove(&release.key);
                 self.drop_failures(release.key, &mut release.ops_event);
                 self.buffer.release(release.key)?;
-                Arc::make_mut(&mut self.position).released_xids = self.buffer.ledger().clone();
+                Arc::make_mut(&mut self.commit.position).released_xids =
+                    self.buffer.ledger().clone();
                 self.emit_between(sink, RecordKind::Ops(release.ops_event))?;
                 self.metrics.orphans_released += 1;
                 self.metrics.ops_events += 1;
@@ -62,7 +68,7 @@ impl<S: RedoSource> CaptureEngine<S> {
     /// A transaction discarded or released drops the rows it held that could not be decoded:
     /// its ops event, the trace of everything it held, counts them.
     pub(super) fn drop_failures(&mut self, key: ConXid, event: &mut OpsEvent) {
-        let undecodable = self.held_failures.take(key).len();
+        let undecodable = self.held.failures.take(key).len();
         if undecodable > 0 {
             event
                 .details
@@ -106,7 +112,7 @@ impl<S: RedoSource> CaptureEngine<S> {
         sink: &mut dyn RecordSink,
         reason: HeartbeatReason,
     ) -> Result<(), EngineError> {
-        let mined_to = self.cursor.mined_to.map(|m| m.scn);
+        let mined_to = self.read.cursor.mined_to.map(|m| m.scn);
         self.emit_between(sink, RecordKind::Heartbeat { reason, mined_to })?;
         self.metrics.heartbeats_sent += 1;
         Ok(())

@@ -56,8 +56,12 @@ impl<S: RedoSource> CaptureEngine<S> {
             destination: self.settings.archive_destination.clone(),
         };
         let inventory = self.source.log_inventory(&query)?;
-        let plan = plan_logs(&inventory, self.cursor.log_seq, self.settings.capture_mode)
-            .map_err(ReadError::Stop)?;
+        let plan = plan_logs(
+            &inventory,
+            self.read.cursor.log_seq,
+            self.settings.capture_mode,
+        )
+        .map_err(ReadError::Stop)?;
         if plan.logs.is_empty() {
             // archive_only: the cursor's log is not archived yet
             return Ok(ReadStep {
@@ -65,30 +69,30 @@ impl<S: RedoSource> CaptureEngine<S> {
                 cut: false,
             });
         }
-        let window_logs = plan.window(self.window.logs()).to_vec();
+        let window_logs = plan.window(self.read.window.logs()).to_vec();
         let start_scn = window_logs
             .first()
             .map(|l| l.first_scn)
             .unwrap_or(Scn::ZERO);
         let now = self.clock.now_ms();
-        if let Some(since) = self.session_started_ms
+        if let Some(since) = self.read.session_started_ms
             && now.saturating_sub(since) >= millis(self.settings.session_max_age)
         {
             self.source.end_session()?;
-            self.session_started_ms = None;
+            self.read.session_started_ms = None;
             self.metrics.session_recycles += 1;
         }
         self.source.start_session(&MiningWindow {
             logs: window_logs,
             start_scn,
         })?;
-        if self.session_started_ms.is_none() {
-            self.session_started_ms = Some(now);
+        if self.read.session_started_ms.is_none() {
+            self.read.session_started_ms = Some(now);
         }
-        let mut objects: Vec<(ConId, ObjectId)> = self.objects.keys().copied().collect();
+        let mut objects: Vec<(ConId, ObjectId)> = self.decoder.objects.keys().copied().collect();
         objects.sort();
         let query = MiningQuery {
-            from: self.cursor.bound,
+            from: self.read.cursor.bound,
             objects,
             excluded_users: self.settings.users_exclude.clone(),
             inlist_max: self.settings.inlist_max,
@@ -100,7 +104,7 @@ impl<S: RedoSource> CaptureEngine<S> {
         let mut ddl_text = String::new();
         let mut cut = false;
         let table_filter = Arc::clone(&self.settings.table_filter);
-        let objects = &*self.objects;
+        let objects = &*self.decoder.objects;
         self.source.mine(&query, &mut |row: MinedRow| {
             let ends_step = row.operation == Operation::Ddl && {
                 ddl_text.push_str(row.sql_redo.as_deref().unwrap_or(""));
@@ -131,14 +135,14 @@ impl<S: RedoSource> CaptureEngine<S> {
         match recovery_for(error, &self.settings.extra_transient) {
             Recovery::Stop(e) => StepFailure::Stop(e),
             Recovery::Remine(e) => {
-                self.remines += 1;
-                if self.remines > MAX_CONSECUTIVE_REMINES {
+                self.read.remines += 1;
+                if self.read.remines > MAX_CONSECUTIVE_REMINES {
                     return StepFailure::Stop(
                         CdcError::new(
                             CdcCode::MiningStepRetry,
                             format!(
                                 "{} steps in a row failed and were mined again; the last: {e}",
-                                self.remines
+                                self.read.remines
                             ),
                         )
                         .with_source(e),
@@ -152,8 +156,8 @@ impl<S: RedoSource> CaptureEngine<S> {
                 tracing::warn!(error = %e, "mining step timed out; halving the window");
                 // the session may still be busy with the cancelled query
                 let _ = self.source.end_session();
-                self.session_started_ms = None;
-                match self.window.on_timeout(self.settings.query_timeout) {
+                self.read.session_started_ms = None;
+                match self.read.window.on_timeout(self.settings.query_timeout) {
                     Ok(()) => StepFailure::Retry,
                     Err(stop) => StepFailure::Stop(stop),
                 }
@@ -168,7 +172,7 @@ impl<S: RedoSource> CaptureEngine<S> {
     pub(super) fn reconnect(&mut self, cause: SourceError) -> Result<(), StepFailure> {
         let mut last = cause;
         loop {
-            let Some(delay) = self.backoff.next_delay(self.clock.now_ms()) else {
+            let Some(delay) = self.read.backoff.next_delay(self.clock.now_ms()) else {
                 return Err(StepFailure::Stop(
                     CdcError::new(
                         CdcCode::TransientDatabase,
@@ -176,7 +180,7 @@ impl<S: RedoSource> CaptureEngine<S> {
                             "the database stayed unavailable for cdc.retry.max.time.ms ({} ms) \
                              after {} attempts; the last error: {last}",
                             self.settings.retry_max_time.as_millis(),
-                            self.backoff.attempts()
+                            self.read.backoff.attempts()
                         ),
                     )
                     .without_retry()
@@ -185,23 +189,23 @@ impl<S: RedoSource> CaptureEngine<S> {
             };
             tracing::warn!(error = %last, delay_ms = delay.as_millis() as u64, "reconnecting");
             self.clock.sleep(delay);
-            self.session_started_ms = None;
+            self.read.session_started_ms = None;
             match self.source.reconnect() {
                 Ok(()) => {
                     self.metrics.reconnects += 1;
                     // the identity is checked again after every reconnect (CDC-5001)
                     let identity = check_topology(&mut self.source, &self.settings)
                         .map_err(StepFailure::Stop)?;
-                    if identity != self.identity {
+                    if identity != self.read.identity {
                         return Err(StepFailure::Stop(CdcError::new(
                             CdcCode::Topology,
                             format!(
                                 "after reconnecting, the database is {identity}, not {}",
-                                self.identity
+                                self.read.identity
                             ),
                         )));
                     }
-                    self.pending_ops.push(OpsEvent {
+                    self.side.ops.push(OpsEvent {
                         kind: OpsKind::Reconnected,
                         details: BTreeMap::from([("cause".to_owned(), last.to_string())]),
                     });

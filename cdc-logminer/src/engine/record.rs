@@ -145,6 +145,12 @@ impl From<BufferError> for EngineError {
     }
 }
 
+impl From<DecodeThreadStopped> for EngineError {
+    fn from(e: DecodeThreadStopped) -> Self {
+        EngineError::Stop(CdcError::new(CdcCode::Decode, e.to_string()))
+    }
+}
+
 /// Counters of the engine (the connector's metrics list).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct EngineMetrics {

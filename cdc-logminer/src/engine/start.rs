@@ -152,40 +152,49 @@ impl<S: RedoSource> CaptureEngine<S> {
         let mut published = settings.published.clone();
         published.prune(position.resume.scn);
         let mut engine = CaptureEngine {
-            skip: position.skip_rule(),
-            first_start: position.first_start.clone(),
-            window: AdaptiveWindow::new(settings.max_logs_per_step, settings.target_latency),
-            orphans: OrphanDetector::new(settings.orphan, now),
-            backoff: Backoff::new(settings.retry_max_time, identity.dbid ^ now),
-            decode_options: DecodeOptions {
-                log_sensitive_data: settings.log_sensitive_data,
+            read: ReadState {
+                cursor,
+                window: AdaptiveWindow::new(settings.max_logs_per_step, settings.target_latency),
+                session_started_ms: None,
+                backoff: Backoff::new(settings.retry_max_time, identity.dbid ^ now),
+                remines: 0,
+                identity,
             },
+            decoder: StepDecoder {
+                objects: Arc::default(),
+                tables: Arc::default(),
+                options: DecodeOptions {
+                    log_sensitive_data: settings.log_sensitive_data,
+                },
+                pool: Arc::new(pool),
+            },
+            held: Held {
+                lob_inserts: foldhash::HashMap::default(),
+                failures: held_failures,
+            },
+            commit: CommitState {
+                skip: position.skip_rule(),
+                first_start: position.first_start.clone(),
+                position: Arc::new(position),
+                start_scns: foldhash::HashMap::default(),
+                table_orders: TableOrders::default(),
+                last_record_ms: now,
+            },
+            schemas: SchemaState {
+                layouts: SchemaVersions::default(),
+                next_version: HashMap::new(),
+                published,
+            },
+            side: SideRecords::default(),
+            orphans: OrphanDetector::new(settings.orphan, now),
             source,
             settings,
             clock,
             buffer,
-            pool: Arc::new(pool),
-            objects: Arc::default(),
-            tables: Arc::default(),
-            layouts: SchemaVersions::default(),
-            table_orders: TableOrders::default(),
-            next_version: HashMap::new(),
-            published,
-            identity,
-            cursor,
-            session_started_ms: None,
-            position: Arc::new(position),
-            start_scns: foldhash::HashMap::default(),
-            held_lob_inserts: foldhash::HashMap::default(),
-            held_failures,
-            last_record_ms: now,
-            remines: 0,
             metrics: EngineMetrics::default(),
             started: false,
-            pending_schema: Vec::new(),
-            pending_ops: Vec::new(),
         };
-        let valid_from = engine.position.resume.scn;
+        let valid_from = engine.commit.position.resume.scn;
         let differing = engine.refresh_objects(valid_from)?;
         // a first start (no offset, or offsets deleted) has no records to reconcile with what
         // the topic says: its stored versions are history, and only their numbering counts
