@@ -128,6 +128,7 @@ fn run() -> Result<(), String> {
             RecordKind::Ops(_) => *by_op.entry("ops").or_default() += 1,
             RecordKind::Dlq(_) => *by_op.entry("dlq").or_default() += 1,
             RecordKind::Schema(_) => *by_op.entry("schema").or_default() += 1,
+            _ => *by_op.entry("other").or_default() += 1,
         }
     }
     let floor = records

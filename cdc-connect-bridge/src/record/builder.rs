@@ -237,6 +237,9 @@ impl RecordBuilder {
                 out.push(tombstone);
                 Ok(())
             }
+            other => Err(BridgeError::UnknownRecordKind {
+                kind: format!("{:?}", std::mem::discriminant(other)),
+            }),
         }
     }
 

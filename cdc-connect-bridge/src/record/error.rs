@@ -45,6 +45,11 @@ pub enum BridgeError {
         index: u16,
         version: u32,
     },
+    /// The engine emitted a kind of record this record layer has no format for (the engine's
+    /// `RecordKind` is non-exhaustive; the workspace builds them together, so only a new kind
+    /// added to the engine without its format here).
+    #[error("the engine emitted a {kind} record, which the record layer has no format for")]
+    UnknownRecordKind { kind: String },
     /// Two names became one through sanitising or adjustment.
     #[error("{what} {first:?} and {second:?} both become {name:?}")]
     NameCollision {

@@ -95,12 +95,6 @@ impl ColumnExclusions {
         }
     }
 
-    /// Whether a pattern could match some column of the table. Used to withhold SQL text of
-    /// such tables from error details and the dead letter topic.
-    pub fn may_match_table(&self, table: &TableId) -> bool {
-        !self.for_table(table).is_empty()
-    }
-
     /// The filter for one table.
     pub fn for_table(&self, table: &TableId) -> ColumnFilter {
         if self.set.is_none() {

@@ -35,7 +35,7 @@ mod error;
 mod filter;
 pub mod inspect;
 mod onepass;
-pub mod parse;
+mod parse;
 mod pipeline;
 mod row;
 mod step;

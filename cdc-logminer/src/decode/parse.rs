@@ -109,10 +109,6 @@ impl<'a> Ident<'a> {
         self.raw
     }
 
-    pub fn is_quoted(&self) -> bool {
-        self.quoted
-    }
-
     /// The name: the quoted text with `""` collapsed (borrowed unless a quote was doubled).
     #[inline]
     pub fn name(&self) -> Cow<'a, str> {

@@ -27,6 +27,7 @@ impl ChangeRecord {
 }
 
 /// Why a heartbeat was sent.
+#[non_exhaustive]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum HeartbeatReason {
     /// At every task start: makes the start position durable before the first change.
@@ -64,6 +65,7 @@ pub struct DlqRecord {
 }
 
 /// A table's layout for the schema topic: names and types, never values.
+#[non_exhaustive]
 #[derive(Debug, Clone, PartialEq)]
 pub enum SchemaChange {
     /// A schema version the engine decodes the table's rows with from here on: every captured
@@ -76,6 +78,7 @@ pub enum SchemaChange {
 }
 
 /// What a record carries.
+#[non_exhaustive]
 #[derive(Debug, Clone, PartialEq)]
 pub enum RecordKind {
     Change(ChangeRecord),
@@ -121,6 +124,7 @@ impl RecordSink for std::sync::mpsc::SyncSender<EngineRecord> {
 }
 
 /// Why the engine stopped: a typed stop, or the consumer went away.
+#[non_exhaustive]
 #[derive(Debug, thiserror::Error)]
 pub enum EngineError {
     #[error(transparent)]

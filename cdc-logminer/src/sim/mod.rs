@@ -16,16 +16,16 @@
 //! (Database Free 23ai); `docs/simulator.md` lists them, with the choices made where neither
 //! says. Same seed, same bytes: no wall clock, no hash order, no OS entropy.
 
-pub mod clock;
-pub mod db;
-pub mod logminer;
-pub mod model;
-pub mod render;
-pub mod rng;
-pub mod scenario;
+mod clock;
+mod db;
+mod logminer;
+mod model;
+mod render;
+mod rng;
+mod scenario;
 pub mod source;
-pub mod truth;
-pub mod workload;
+mod truth;
+mod workload;
 
 pub use db::{DbOp, RowSel, SessionName, SimConfig, SimDatabase, lob_out_of_row};
 pub use model::{ColumnSpec, Organization, PartitionSpec, TableSpec};

@@ -7,7 +7,7 @@
 //!
 //! ```text
 //!   Value + ColumnDef --literal--------> 'a''b'  TO_DATE('…', 'YYYY-MM-DD HH24:MI:SS')  UNISTR('\00E9')
-//!                     --generic_literal-> HEXTORAW('c229')   (STATUS 2 rows: "COL n" names)
+//!                     --write_generic_literal-> HEXTORAW('c229')   (STATUS 2 rows: "COL n" names)
 //!   literals --insert/update/delete----> insert into "O"."T"("A","B") values ('1',NULL)
 //! ```
 
@@ -21,13 +21,6 @@ pub const LOB_PLACEHOLDER_ROWID: &str = "AAAAAAAAAAAAAAAAAA";
 pub const DDL_ROWID: &str = "AAAAAAAAAAAAAAAAAB";
 /// SQL_REDO is VARCHAR2(4000): longer statements continue in CSF rows.
 pub const SQL_REDO_MAX_BYTES: usize = 4000;
-
-/// `'…'` with quotes doubled.
-pub fn quote(text: &str) -> String {
-    let mut out = String::with_capacity(text.len() + 2);
-    write_quoted(&mut out, text);
-    out
-}
 
 fn write_quoted(out: &mut String, text: &str) {
     write_enclosed(out, text, b'\'');
@@ -68,9 +61,10 @@ pub fn target(owner: &str, name: &str) -> String {
     out
 }
 
-/// `UNISTR('…')`: printable ASCII as is (`'` doubled, `\` as `\\`), everything else as
+/// `UNISTR('…')` (the tests' view of [`write_unistr`]): printable ASCII as is (`'` doubled, `\` as `\\`), everything else as
 /// `\XXXX` UTF-16 code units in uppercase hex, surrogate pairs as two escapes.
-pub fn unistr(text: &str) -> String {
+#[cfg(test)]
+fn unistr(text: &str) -> String {
     let mut out = String::with_capacity(text.len() + 10);
     write_unistr(&mut out, text);
     out
@@ -96,8 +90,9 @@ fn write_unistr(out: &mut String, text: &str) {
 }
 
 /// A NUMBER as Oracle's number-to-text conversion prints it: plain decimal, no leading zero
-/// before the point (`.5`, `-.25`), no trailing zeros.
-pub fn number_text(d: Decimal) -> String {
+/// before the point (`.5`, `-.25`), no trailing zeros (the tests' view of [`write_number`]).
+#[cfg(test)]
+fn number_text(d: Decimal) -> String {
     let mut out = String::with_capacity(24);
     write_number(&mut out, d);
     out
@@ -202,11 +197,6 @@ pub fn date_text(t: &OracleDateTime) -> String {
     date_part(t)
 }
 
-/// `YYYY-MM-DD HH24:MI:SS.FF9`.
-pub fn timestamp_text(t: &OracleDateTime) -> String {
-    format!("{}.{:09}", date_part(t), t.nanos)
-}
-
 /// `+YY-MM` with the years padded to the column's leading precision.
 pub fn interval_ym_text(months: i64, precision: u16) -> String {
     let sign = if months < 0 { '-' } else { '+' };
@@ -259,8 +249,9 @@ fn is_national(ty: &ColumnType) -> bool {
 }
 
 /// The literal of a value in a column, as SQL_REDO holds it. `NULL` for NULL (the caller
-/// writes `IS NULL` in a WHERE clause).
-pub fn literal(col: &ColumnDef, value: &Value) -> String {
+/// writes `IS NULL` in a WHERE clause). The tests' view of [`write_literal`].
+#[cfg(test)]
+fn literal(col: &ColumnDef, value: &Value) -> String {
     let mut out = String::new();
     write_literal(&mut out, col, value);
     out
@@ -357,12 +348,6 @@ fn zone_text(zone: &TimeZone) -> String {
 
 /// The literal of a STATUS 2 row (the dictionary no longer matches the redo): the column's
 /// stored bytes as `HEXTORAW('…')`, NULL as NULL.
-pub fn generic_literal(col: &ColumnDef, value: &Value) -> String {
-    let mut out = String::new();
-    write_generic_literal(&mut out, col, value);
-    out
-}
-
 fn write_generic_literal(out: &mut String, col: &ColumnDef, value: &Value) {
     match value {
         _ if is_null_literal(value) => out.push_str("NULL"),

@@ -137,6 +137,7 @@ impl RedoSource for ConfiguredSource {
 }
 
 /// Why the source could not be built.
+#[non_exhaustive]
 #[derive(Debug, thiserror::Error)]
 pub enum SourceSetupError {
     #[error("simulator: {0}")]

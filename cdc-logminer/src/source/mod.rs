@@ -365,6 +365,7 @@ with /etc/ld.so.conf.d/oracle-instantclient.conf); see \
 https://www.oracle.com/database/technologies/instant-client.html";
 
 /// An error of a [`RedoSource`] call.
+#[non_exhaustive]
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum SourceError {
     /// The database answered with an ORA error. `message` is the driver's text, with every

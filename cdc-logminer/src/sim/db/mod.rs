@@ -32,7 +32,7 @@ mod transactions;
 mod undo;
 
 pub use config::SimConfig;
-pub use lobs::{LOB_INLINE_MAX_BYTES, LOB_WRITE_CHUNK, lob_out_of_row};
+pub use lobs::lob_out_of_row;
 pub(crate) use ops::ColumnInput;
 pub use ops::{DbOp, RowSel};
 pub(crate) use records::{Body, DmlKind, LobRow, Placed};

@@ -1,4 +1,4 @@
-//! The real database: [`OracleSource`] over ODPI-C (the `oracle` crate, feature `oracle`).
+//! The real database: `OracleSource` over ODPI-C (the `oracle` crate, feature `oracle`).
 //!
 //! ```text
 //!   OracleSource ── oracle::Connection (one session, NLS set at connect)
