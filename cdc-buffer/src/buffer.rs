@@ -52,7 +52,9 @@ const LARGEST_IN_MESSAGES: usize = 10;
 /// of its last chunk stays below this many inline changes.
 const MAX_CHUNK: usize = 256;
 
-/// The buffer's settings; the engine maps `cdc.buffer.*` onto them.
+/// The settings the buffer runs with: the configuration's `cdc.buffer.*` keys
+/// (`cdc_core::config::BufferSettings`, as configured) with the spill directory resolved;
+/// [`BufferSettings::from_config`] is the one mapping from them.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BufferSettings {
     /// `cdc.buffer.memory.max.bytes`: the heap budget for buffered changes.
@@ -79,25 +81,21 @@ impl BufferSettings {
         }
     }
 
-    /// The worker's temporary directory plus `oracle-cdc-spill/<connector name>`. Characters
-    /// other than letters, digits, `-`, `_` and `.` become `_`, so a name can never climb out
-    /// of the directory or name a second level.
+    /// The worker's temporary directory plus `oracle-cdc-spill/<connector name>`, the name made
+    /// one path component by the configuration's own rule
+    /// ([`cdc_core::config::default_spill_dir`]).
     pub fn default_spill_dir(connector_name: &str) -> PathBuf {
-        let mut part: String = connector_name
-            .chars()
-            .map(|c| {
-                if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') {
-                    c
-                } else {
-                    '_'
-                }
-            })
-            .collect();
-        if part.is_empty() || part.chars().all(|c| c == '.') {
-            part = part.replace('.', "_");
-            part.push('_');
+        cdc_core::config::default_spill_dir(&std::env::temp_dir(), connector_name)
+    }
+
+    /// What a validated configuration sets: the `cdc.buffer.*` keys, the spill directory
+    /// defaulting under `temp_dir` (the worker's temporary directory).
+    pub fn from_config(config: &cdc_core::config::CdcConfig, temp_dir: &Path) -> Self {
+        BufferSettings {
+            memory_max_bytes: config.buffer.memory_max_bytes,
+            spill_dir: config.spill_dir(temp_dir),
+            spill_max_bytes: config.buffer.spill_max_bytes,
         }
-        std::env::temp_dir().join("oracle-cdc-spill").join(part)
     }
 }
 

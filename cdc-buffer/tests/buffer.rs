@@ -397,8 +397,16 @@ fn default_settings_follow_the_spec() {
             .join("oracle-cdc-spill")
             .join(".._a_b_c")
     );
-    assert_eq!(
-        BufferSettings::default_spill_dir(".."),
-        std::env::temp_dir().join("oracle-cdc-spill").join("___")
-    );
+    // one rule with the configuration's (`CdcConfig::spill_dir`): a name of dots only
+    // becomes underscores, an empty one `_`
+    for (name, part) in [("..", "__"), (".", "_"), ("", "_"), ("a.b", "a.b")] {
+        assert_eq!(
+            BufferSettings::default_spill_dir(name),
+            cdc_core::config::default_spill_dir(&std::env::temp_dir(), name),
+        );
+        assert_eq!(
+            BufferSettings::default_spill_dir(name),
+            std::env::temp_dir().join("oracle-cdc-spill").join(part)
+        );
+    }
 }

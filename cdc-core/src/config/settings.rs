@@ -78,9 +78,7 @@ impl CdcConfig {
     pub fn spill_dir(&self, temp_dir: &Path) -> PathBuf {
         match &self.buffer.spill_dir {
             Some(dir) => dir.clone(),
-            None => temp_dir
-                .join("oracle-cdc-spill")
-                .join(path_safe(&self.connect.name)),
+            None => default_spill_dir(temp_dir, &self.connect.name),
         }
     }
 
@@ -106,7 +104,17 @@ impl CdcConfig {
     }
 }
 
-/// A connector name as one path component: no separators, never `.` or `..`.
+/// The default spill directory of a connector: `<temp_dir>/oracle-cdc-spill/<name>`, the name
+/// made one path component (see [`path_safe`]). The one rule: the buffer's own default uses it.
+pub fn default_spill_dir(temp_dir: &Path, connector_name: &str) -> PathBuf {
+    temp_dir
+        .join("oracle-cdc-spill")
+        .join(path_safe(connector_name))
+}
+
+/// A name as one path component: characters other than letters, digits, `.`, `_` and `-`
+/// become `_`, a name of dots only becomes underscores and an empty one `_`, so a name can
+/// never climb out of the directory or name a second level.
 fn path_safe(name: &str) -> String {
     let safe: String = name
         .chars()
@@ -118,7 +126,9 @@ fn path_safe(name: &str) -> String {
             }
         })
         .collect();
-    if safe.chars().all(|c| c == '.') {
+    if safe.is_empty() {
+        "_".to_owned()
+    } else if safe.chars().all(|c| c == '.') {
         safe.replace('.', "_")
     } else {
         safe

@@ -106,10 +106,7 @@ impl EngineSettings {
         let tables = Arc::clone(&selection);
         let columns = selection;
         let cores = std::thread::available_parallelism().map_or(1, usize::from);
-        let mut buffer = BufferSettings::new(&config.connect.name);
-        buffer.memory_max_bytes = config.buffer.memory_max_bytes;
-        buffer.spill_max_bytes = config.buffer.spill_max_bytes;
-        buffer.spill_dir = config.spill_dir(&std::env::temp_dir());
+        let buffer = BufferSettings::from_config(config, &std::env::temp_dir());
         EngineSettings {
             server: config.topics.prefix.clone(),
             capture_mode: config.capture.mode,
