@@ -124,9 +124,7 @@ impl Connector {
                         .wait_for(&mut inner, Duration::from_millis(200));
                 }
                 let signals = Arc::new(TaskSignals::default());
-                signals
-                    .paused
-                    .store(inner.desired == Desired::Paused, Ordering::SeqCst);
+                signals.set_paused(inner.desired == Desired::Paused);
                 inner.signals = Some(Arc::clone(&signals));
                 inner.restart = false;
                 inner.trace = None;
@@ -167,7 +165,7 @@ impl Connector {
         self.shutdown.store(true, Ordering::SeqCst);
         let inner = self.inner.lock();
         if let Some(signals) = &inner.signals {
-            signals.stop.store(true, Ordering::SeqCst);
+            signals.request_stop();
         }
         self.changed.notify_all();
     }
@@ -238,7 +236,7 @@ impl ConnectorControl for Connector {
         inner.desired = Desired::Stopped;
         inner.restart = false;
         match &inner.signals {
-            Some(signals) => signals.stop.store(true, Ordering::SeqCst),
+            Some(signals) => signals.request_stop(),
             None => inner.state = ConnectorState::Stopped,
         }
         self.changed.notify_all();
@@ -249,7 +247,7 @@ impl ConnectorControl for Connector {
         let mut inner = self.inner.lock();
         inner.desired = Desired::Paused;
         if let Some(signals) = &inner.signals {
-            signals.paused.store(true, Ordering::SeqCst);
+            signals.set_paused(true);
             inner.state = ConnectorState::Paused;
         }
         self.changed.notify_all();
@@ -260,7 +258,7 @@ impl ConnectorControl for Connector {
         let mut inner = self.inner.lock();
         inner.desired = Desired::Running;
         if let Some(signals) = &inner.signals {
-            signals.paused.store(false, Ordering::SeqCst);
+            signals.set_paused(false);
             inner.state = ConnectorState::Running;
         } else if inner.state == ConnectorState::Failed {
             inner.restart = true;
@@ -276,7 +274,7 @@ impl ConnectorControl for Connector {
         }
         inner.restart = true;
         if let Some(signals) = &inner.signals {
-            signals.stop.store(true, Ordering::SeqCst);
+            signals.request_stop();
             inner.state = ConnectorState::Restarting;
         }
         self.changed.notify_all();

@@ -11,6 +11,8 @@ use std::sync::Arc;
 use cdc_offset::Position;
 use rdkafka::error::KafkaError;
 
+use crate::worker::queue::Bell;
+
 #[derive(Debug)]
 struct Inflight {
     /// Kafka records of this engine record without a delivery report yet.
@@ -31,6 +33,9 @@ pub struct AckTracker {
     acked_records: u64,
     /// The first delivery failure: the task must stop (a record may be lost otherwise).
     failure: Option<(String, KafkaError)>,
+    /// Rung when the acknowledged prefix grows or a delivery fails: the delivery thread may
+    /// wait for either.
+    bell: Option<Bell>,
 }
 
 impl AckTracker {
@@ -48,6 +53,11 @@ impl AckTracker {
         });
         self.advance();
         seq
+    }
+
+    /// Rings `bell` from now on whenever the acknowledged prefix grows or a delivery fails.
+    pub(crate) fn set_bell(&mut self, bell: Bell) {
+        self.bell = Some(bell);
     }
 
     /// A Kafka record of engine record `seq` was acknowledged.
@@ -70,9 +80,22 @@ impl AckTracker {
         if self.failure.is_none() {
             self.failure = Some((topic, error));
         }
+        if let Some(bell) = &self.bell {
+            bell.ring_acks();
+        }
     }
 
     fn advance(&mut self) {
+        let base = self.base;
+        self.pop_acked();
+        if self.base != base
+            && let Some(bell) = &self.bell
+        {
+            bell.ring_acks();
+        }
+    }
+
+    fn pop_acked(&mut self) {
         while self.inflight.front().is_some_and(|e| e.remaining == 0) {
             if let Some(entry) = self.inflight.pop_front() {
                 self.base += 1;

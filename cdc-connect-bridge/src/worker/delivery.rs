@@ -28,6 +28,7 @@ use crate::kafka::offsets::{KafkaOffsetStore, OffsetStoreError, StoredOffset};
 use crate::kafka::{KafkaFailure, RecordProducer, TopicAdmin, TopicCreator};
 use crate::record::builder::{KafkaRecord, RecordBuilder, RecordContext};
 use crate::worker::eos_boundaries::{CommitReason, Decision, EosBounds, Sent, TransactionPlanner};
+use crate::worker::queue::{AckWaiter, Bell};
 use crate::worker::redelivery::PresentRecords;
 use crate::worker::{TaskError, TaskStats};
 use rdkafka::consumer::BaseConsumer;
@@ -46,6 +47,9 @@ pub(crate) const POLLS_IN_FLIGHT: usize = 4;
 /// The window is also how many change records a restart looks for in their topics before
 /// sending them again.
 pub(crate) const ALO_WINDOW_POLLS: u64 = 64;
+
+/// At least once, the longest wait for the window between two looks at it.
+const WINDOW_WAIT_MAX: Duration = Duration::from_millis(100);
 
 /// How records are delivered.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -95,6 +99,9 @@ pub struct Delivery {
     /// At least once, after a restart: the change records already in their topics, not sent
     /// again.
     present: Option<PresentRecords>,
+    /// At least once, the wait while the window is full: rung by delivery reports and offset
+    /// writes.
+    acks: AckWaiter,
 }
 
 impl std::fmt::Debug for Delivery {
@@ -114,7 +121,8 @@ fn now_ms() -> u64 {
 }
 
 impl Delivery {
-    pub fn new(
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn new(
         mode: DeliveryMode,
         config: &CdcConfig,
         builder: RecordBuilder,
@@ -122,11 +130,12 @@ impl Delivery {
         store: Arc<KafkaOffsetStore>,
         admin: Option<TopicAdmin>,
         stats: Arc<TaskStats>,
+        (bell, acks): (Bell, AckWaiter),
     ) -> Result<Delivery, TaskError> {
         let window = u64::from(config.poll.max_records.max(1)).saturating_mul(ALO_WINDOW_POLLS);
         let committer = match mode {
             DeliveryMode::AtLeastOnce => Some(
-                OffsetCommitter::start(Arc::clone(&store), Arc::clone(&stats), window)
+                OffsetCommitter::start(Arc::clone(&store), Arc::clone(&stats), window, Some(bell))
                     .map_err(|e| TaskError::OffsetsThread(e.to_string()))?,
             ),
             DeliveryMode::ExactlyOnce => None,
@@ -162,6 +171,7 @@ impl Delivery {
             started: false,
             window,
             present: None,
+            acks,
         })
     }
 
@@ -410,7 +420,9 @@ impl Delivery {
             }
             self.offer_acked();
             self.check()?;
-            std::thread::sleep(Duration::from_micros(200));
+            // a delivery report or an offset written rings it; the deadline only bounds how
+            // long a missed ring could hold the window
+            self.acks.wait(Instant::now() + WINDOW_WAIT_MAX);
         }
     }
 
@@ -613,16 +625,21 @@ struct CommitterSlot {
 }
 
 impl OffsetCommitter {
+    /// `bell` is rung after every offset write and at a failure (the delivery thread may be
+    /// waiting for the window).
     fn start(
         store: Arc<KafkaOffsetStore>,
         stats: Arc<TaskStats>,
         window: u64,
+        bell: Option<Bell>,
     ) -> std::io::Result<OffsetCommitter> {
         let shared = Arc::new(CommitterState::default());
         let state = Arc::clone(&shared);
         let thread = std::thread::Builder::new()
             .name("oracle-cdc-offsets".into())
-            .spawn(move || commit_offsets(&state, &store, &stats, window))?;
+            .spawn(move || {
+                commit_offsets(&state, &store, &stats, window, bell.as_ref());
+            })?;
         Ok(OffsetCommitter {
             shared,
             thread: Some(thread),
@@ -676,7 +693,13 @@ fn commit_offsets(
     store: &KafkaOffsetStore,
     stats: &TaskStats,
     window: u64,
+    bell: Option<&Bell>,
 ) {
+    let ring = || {
+        if let Some(bell) = bell {
+            bell.ring_acks();
+        }
+    };
     // the first write goes at once: nothing is sent past the task's first record before it
     let mut next_write = Instant::now();
     loop {
@@ -715,9 +738,11 @@ fn commit_offsets(
                 drop(slot);
                 state.written_through.store(through, Ordering::Release);
                 stats.delivery.lock().offsets_committed += 1;
+                ring();
             }
             Err(error) => {
                 state.slot.lock().failure = Some(error);
+                ring();
                 return;
             }
         }
@@ -757,8 +782,8 @@ mod tests {
             .expect("an offset store"),
         );
         let stats = Arc::new(TaskStats::default());
-        let committer =
-            OffsetCommitter::start(Arc::clone(&store), Arc::clone(&stats), 500).expect("started");
+        let committer = OffsetCommitter::start(Arc::clone(&store), Arc::clone(&stats), 500, None)
+            .expect("started");
         committer.offer(position(10), 1);
         // the first write goes at once; every later offer lands within the spacing
         let waited = Instant::now();

@@ -19,10 +19,10 @@
 pub mod acks;
 pub mod delivery;
 pub mod eos_boundaries;
+mod queue;
 mod redelivery;
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::mpsc::{Receiver, SyncSender, TrySendError};
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
@@ -30,8 +30,7 @@ use cdc_buffer::BufferMetrics;
 use cdc_core::CdcError;
 use cdc_core::config::{CdcConfig, TransactionBoundary};
 use cdc_logminer::engine::{
-    CaptureEngine, EngineMetrics, EngineRecord, EngineSettings, RecordSink, SinkClosed,
-    SystemClock, source_stop,
+    CaptureEngine, EngineMetrics, EngineSettings, SystemClock, source_stop,
 };
 use cdc_logminer::source::{RedoSource, SourceSetupError};
 use parking_lot::Mutex;
@@ -148,9 +147,11 @@ impl Default for TaskStats {
 #[derive(Debug, Default)]
 pub struct TaskSignals {
     /// Stop: finish the Oracle transaction being delivered, commit, return.
-    pub stop: AtomicBool,
+    stop: AtomicBool,
     /// Pause: finish the Oracle transaction being delivered, commit, then wait.
-    pub paused: AtomicBool,
+    paused: AtomicBool,
+    /// The running task's delivery wait, rung when a signal changes.
+    bell: Mutex<Option<queue::Bell>>,
 }
 
 impl TaskSignals {
@@ -160,6 +161,24 @@ impl TaskSignals {
 
     pub fn pausing(&self) -> bool {
         self.paused.load(Ordering::SeqCst)
+    }
+
+    /// Tells the task to stop (it finishes the Oracle transaction being delivered first).
+    pub fn request_stop(&self) {
+        self.stop.store(true, Ordering::SeqCst);
+        self.ring();
+    }
+
+    /// Pauses the task (at the next boundary between Oracle transactions) or resumes it.
+    pub fn set_paused(&self, paused: bool) {
+        self.paused.store(paused, Ordering::SeqCst);
+        self.ring();
+    }
+
+    fn ring(&self) {
+        if let Some(bell) = self.bell.lock().as_ref() {
+            bell.ring_signal();
+        }
     }
 }
 
@@ -292,6 +311,13 @@ fn run_with_source<S: RedoSource + Send + 'static>(
         Some(_) if mode == DeliveryMode::AtLeastOnce => Some(store.reader()?),
         _ => None,
     };
+    let capacity = usize::try_from(config.poll.max_records)
+        .unwrap_or(2000)
+        .max(1)
+        .saturating_mul(delivery::POLLS_IN_FLIGHT);
+    let (tx, rx) = queue::record_queue(capacity, QUEUE_MAX_BYTES, Arc::clone(stats));
+    producer.acks().lock().set_bell(rx.bell());
+    *signals.bell.lock() = Some(rx.bell());
     let mut delivery = Delivery::new(
         mode,
         config,
@@ -300,15 +326,11 @@ fn run_with_source<S: RedoSource + Send + 'static>(
         store,
         admin,
         Arc::clone(stats),
+        (rx.bell(), rx.ack_waiter()),
     )?;
     if let (Some(stored), Some(reader)) = (&stored, reader) {
         delivery.skip_present(stored, reader);
     }
-    let capacity = usize::try_from(config.poll.max_records)
-        .unwrap_or(2000)
-        .max(1)
-        .saturating_mul(delivery::POLLS_IN_FLIGHT);
-    let (tx, rx) = std::sync::mpsc::sync_channel::<EngineRecord>(capacity);
     let mining_stop = Arc::new(AtomicBool::new(false));
     let mining = {
         let stats = Arc::clone(stats);
@@ -319,7 +341,7 @@ fn run_with_source<S: RedoSource + Send + 'static>(
             .map_err(|_| TaskError::MiningThread)?
     };
 
-    let delivered = deliver(&mut delivery, &rx, stats, signals, config);
+    let delivered = deliver(&mut delivery, &rx, signals, config);
     // Stop mining: a step in progress finds the queue closed.
     mining_stop.store(true, Ordering::SeqCst);
     drop(rx);
@@ -332,6 +354,7 @@ fn run_with_source<S: RedoSource + Send + 'static>(
         delivery.abandon()
     };
     let mined = mining.join();
+    *signals.bell.lock() = None;
     stats.queue_depth.store(0, Ordering::SeqCst);
     delivered?;
     finished?;
@@ -345,70 +368,47 @@ fn run_with_source<S: RedoSource + Send + 'static>(
     }
 }
 
+/// The bytes the engine records in the queue between mining and delivery may hold on the heap,
+/// about (besides its bound in records, `cdc.poll.max.records` × [`delivery::POLLS_IN_FLIGHT`]):
+/// a few large rows must not hold the memory of thousands.
+pub(crate) const QUEUE_MAX_BYTES: usize = 64 << 20;
+
+/// With nothing else to do, how long the delivery loop waits before it commits an open Kafka
+/// transaction at a boundary (exactly once) or hands on what was acknowledged (at least once).
+const QUIET_TICK: Duration = Duration::from_millis(20);
+
 /// The delivery loop: takes engine records from the queue until told to stop or the engine
 /// ended, stopping only at a boundary between Oracle transactions (or after the shutdown
-/// timeout).
+/// timeout). It waits on one thing ([`queue::QueueReceiver::next`]): a signal, the next
+/// record (not while paused), or the quiet tick.
 fn deliver(
     delivery: &mut Delivery,
-    rx: &Receiver<EngineRecord>,
-    stats: &TaskStats,
+    rx: &queue::QueueReceiver,
     signals: &TaskSignals,
     config: &CdcConfig,
 ) -> Result<(), TaskError> {
     let mut stop_since: Option<Instant> = None;
     loop {
         delivery.check()?;
-        if signals.stopping() {
+        let mut deadline = Instant::now() + QUIET_TICK;
+        let paused = if signals.stopping() {
             let since = *stop_since.get_or_insert_with(Instant::now);
             if delivery.at_boundary() || since.elapsed() >= config.poll.shutdown_timeout {
                 return Ok(());
             }
-        } else if signals.pausing() && delivery.at_boundary() {
+            deadline = deadline.min(since + config.poll.shutdown_timeout);
+            false
+        } else {
+            signals.pausing() && delivery.at_boundary()
+        };
+        if paused {
             delivery.idle()?;
-            std::thread::sleep(Duration::from_millis(50));
-            continue;
         }
-        match rx.recv_timeout(Duration::from_millis(20)) {
-            Ok(record) => {
-                stats.queue_depth.fetch_sub(1, Ordering::SeqCst);
-                let waiting = stats.queue_depth.load(Ordering::SeqCst) > 0;
-                delivery.handle(record, waiting)?;
-            }
-            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => delivery.idle()?,
-            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => return Ok(()),
-        }
-    }
-}
-
-/// The queue's sending end, counting what waits in it. It never blocks forever: while the
-/// queue is full it checks whether the task is stopping.
-struct QueueSink<'a> {
-    tx: SyncSender<EngineRecord>,
-    stats: &'a TaskStats,
-    stop: &'a AtomicBool,
-}
-
-impl RecordSink for QueueSink<'_> {
-    fn accept(&mut self, record: EngineRecord) -> Result<(), SinkClosed> {
-        let mut record = record;
-        loop {
-            // counted before it is sent, so the receiver never counts it down first
-            self.stats.queue_depth.fetch_add(1, Ordering::SeqCst);
-            match self.tx.try_send(record) {
-                Ok(()) => return Ok(()),
-                Err(TrySendError::Disconnected(_)) => {
-                    self.stats.queue_depth.fetch_sub(1, Ordering::SeqCst);
-                    return Err(SinkClosed);
-                }
-                Err(TrySendError::Full(back)) => {
-                    self.stats.queue_depth.fetch_sub(1, Ordering::SeqCst);
-                    if self.stop.load(Ordering::SeqCst) {
-                        return Err(SinkClosed);
-                    }
-                    record = back;
-                    std::thread::sleep(Duration::from_millis(1));
-                }
-            }
+        match rx.next(false, !paused, deadline) {
+            queue::Wake::Record { record, more } => delivery.handle(record, more)?,
+            queue::Wake::Deadline if !paused => delivery.idle()?,
+            queue::Wake::Ended => return Ok(()),
+            queue::Wake::Deadline | queue::Wake::Signal | queue::Wake::Acks => {}
         }
     }
 }
@@ -417,11 +417,10 @@ impl RecordSink for QueueSink<'_> {
 /// metrics refreshed after every step.
 fn mine<S: RedoSource>(
     mut engine: CaptureEngine<S>,
-    tx: SyncSender<EngineRecord>,
+    mut sink: queue::QueueSender,
     stats: &TaskStats,
     stop: &AtomicBool,
 ) -> Result<(), CdcError> {
-    let mut sink = QueueSink { tx, stats, stop };
     engine.run(&mut sink, stop, |engine| publish(engine, stats))
 }
 
