@@ -63,6 +63,8 @@ struct State {
     bytes: usize,
     sender_gone: bool,
     receiver_gone: bool,
+    /// The sender waits for the queue to drain to half its bounds.
+    sender_waiting: bool,
     signal: bool,
     acks: bool,
 }
@@ -82,6 +84,18 @@ struct Shared {
 }
 
 impl Shared {
+    fn full(&self, state: &State, adding: usize) -> bool {
+        !state.records.is_empty()
+            && (state.records.len() >= self.max_records
+                || state.bytes.saturating_add(adding) > self.max_bytes)
+    }
+
+    /// Whether a waiting sender may go on: the queue drained to half its bounds. A sender woken
+    /// at every record taken would run one record at a time, a thread switch per record.
+    fn drained(&self, state: &State) -> bool {
+        state.records.len() <= self.max_records / 2 && state.bytes <= self.max_bytes / 2
+    }
+
     /// Waits for the first of (in this order when several are there): a signal, an
     /// acknowledgement when `acks`, the next record when `records`, `deadline`.
     fn next(&self, acks: bool, records: bool, deadline: Instant) -> Wake {
@@ -102,7 +116,10 @@ impl Shared {
                     state.bytes = state.bytes.saturating_sub(bytes);
                     shared.publish_depth(&state);
                     let more = !state.records.is_empty();
-                    shared.writable.notify_one();
+                    if state.sender_waiting && shared.drained(&state) {
+                        state.sender_waiting = false;
+                        shared.writable.notify_one();
+                    }
                     break Wake::Record { record, more };
                 }
                 if state.sender_gone {
@@ -176,8 +193,9 @@ pub(crate) struct QueueSender(Arc<Shared>);
 /// The delivery thread's end.
 pub(crate) struct QueueReceiver(Arc<Shared>);
 
-/// A queue of at most `max_records` records and about `max_bytes` bytes (one record is
-/// always let in, whatever its size), counting its depth into `stats`.
+/// A queue of at most `max_records` records and about `max_bytes` bytes (a full queue takes
+/// the next record once it drained to half of both, so one record, whatever its size, always
+/// goes in), counting its depth into `stats`.
 pub(crate) fn record_queue(
     max_records: usize,
     max_bytes: usize,
@@ -200,17 +218,16 @@ impl RecordSink for QueueSender {
         let bytes = record_bytes(&record);
         let shared = &*self.0;
         let mut state = shared.state.lock();
-        loop {
-            if state.receiver_gone {
-                return Err(SinkClosed);
+        if shared.full(&state, bytes) {
+            // until the receiver says the queue drained to half its bounds, not for the first
+            // free slot (one record over the bounds then, at most)
+            state.sender_waiting = true;
+            while state.sender_waiting && !state.receiver_gone {
+                shared.writable.wait(&mut state);
             }
-            let full = !state.records.is_empty()
-                && (state.records.len() >= shared.max_records
-                    || state.bytes.saturating_add(bytes) > shared.max_bytes);
-            if !full {
-                break;
-            }
-            shared.writable.wait(&mut state);
+        }
+        if state.receiver_gone {
+            return Err(SinkClosed);
         }
         state.records.push_back((record, bytes));
         state.bytes = state.bytes.saturating_add(bytes);
@@ -335,6 +352,36 @@ mod tests {
         tx.accept(ops(1)).expect("room for one");
         drop(rx);
         assert!(tx.accept(ops(2)).is_err(), "nobody takes it");
+    }
+
+    /// A full queue lets its sender go on once it drained to half, not at every record taken
+    /// (a thread switch per record).
+    #[test]
+    fn a_full_queue_wakes_its_sender_at_half() {
+        let stats = Arc::new(TaskStats::default());
+        let (mut tx, rx) = record_queue(4, usize::MAX, Arc::clone(&stats));
+        let sender = std::thread::spawn(move || {
+            for n in 1..=5 {
+                tx.accept(ops(n)).expect("accepted");
+            }
+            tx
+        });
+        let depth = || stats.queue_depth.load(Ordering::SeqCst);
+        let waited = Instant::now();
+        while depth() < 4 {
+            assert!(waited.elapsed() < Duration::from_secs(5), "never filled");
+            std::thread::yield_now();
+        }
+        assert!(matches!(rx.next(false, true, soon()), Wake::Record { .. }));
+        std::thread::sleep(Duration::from_millis(30));
+        assert_eq!(
+            depth(),
+            3,
+            "the sender went on before the queue drained to half"
+        );
+        assert!(matches!(rx.next(false, true, soon()), Wake::Record { .. }));
+        let _tx = sender.join().expect("sender");
+        assert_eq!(depth(), 3, "the fifth record went in once two were left");
     }
 
     /// The byte bound holds records back even when the record bound has room, but one record
