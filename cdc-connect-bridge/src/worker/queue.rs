@@ -263,6 +263,12 @@ impl QueueReceiver {
         AckWaiter(Arc::clone(&self.0))
     }
 
+    /// Whether the sender waits for room.
+    #[cfg(test)]
+    fn sender_waits(&self) -> bool {
+        self.0.state.lock().sender_waiting
+    }
+
     /// Whether a record waits.
     #[cfg(test)]
     pub(crate) fn waiting(&self) -> bool {
@@ -368,10 +374,11 @@ mod tests {
         });
         let depth = || stats.queue_depth.load(Ordering::SeqCst);
         let waited = Instant::now();
-        while depth() < 4 {
+        while !rx.sender_waits() {
             assert!(waited.elapsed() < Duration::from_secs(5), "never filled");
             std::thread::yield_now();
         }
+        assert_eq!(depth(), 4);
         assert!(matches!(rx.next(false, true, soon()), Wake::Record { .. }));
         std::thread::sleep(Duration::from_millis(30));
         assert_eq!(
@@ -454,7 +461,11 @@ mod tests {
         let ringer = {
             let bell = rx.bell();
             std::thread::spawn(move || {
-                std::thread::sleep(Duration::from_millis(20));
+                let waited = Instant::now();
+                while !bell.0.acks_wanted.load(Ordering::SeqCst) {
+                    assert!(waited.elapsed() < Duration::from_secs(5), "never waited");
+                    std::thread::yield_now();
+                }
                 bell.ring_acks();
             })
         };
