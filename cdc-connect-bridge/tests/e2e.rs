@@ -135,6 +135,9 @@ fn sigterm_exits_zero_and_a_restart_delivers_nothing_twice() {
     });
     let text = running.log_text();
     assert!(done, "not every change arrived; log:\n{text}");
+    // the log goes to a file: text without colours
+    assert!(text.contains(" INFO "), "{text}");
+    assert!(!text.contains('\u{1b}'), "colours in a log file:\n{text}");
     let status = running.terminate(Duration::from_secs(30));
     assert!(status.success(), "exit status {status}");
 
@@ -868,6 +871,22 @@ fn help_explains_the_commands_and_a_bad_configuration_names_its_keys() {
     let text = String::from_utf8_lossy(&out.stderr);
     assert!(text.contains("cdc.eos.batch.max.records"), "{text}");
     assert!(text.contains("cdc.heartbeat.interval.ms"), "{text}");
+
+    // no brokers is a configuration problem too, found before anything starts
+    std::fs::write(
+        &path,
+        "name=nobroker\ncdc.source=sim\ncdc.topic.prefix=nb\ncdc.tables.include=APP\\..*\n",
+    )
+    .unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_oracle-cdc"))
+        .arg("run")
+        .arg("--config")
+        .arg(&path)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(64), "{text}");
+    assert!(text.contains("bootstrap.servers: required"), "{text}");
 }
 
 #[test]
@@ -893,5 +912,70 @@ fn the_demo_delivers_every_committed_change_into_the_mock_cluster() {
         assert_eq!(words[1], words[3], "{line}");
         assert!(words[1].parse::<u64>().unwrap() > 0, "{line}");
         assert!(text.contains("records by op"), "{text}");
+    }
+}
+
+/// The default build mines Oracle: `cdc.source=oracle` gets as far as connecting, and a
+/// machine without Oracle Instant Client (like CI's) stops the task with CDC-1001 naming
+/// DPI-1047 and how to install the client, its operator action and runbook, not with a
+/// string and no code. A machine with the client reaches the listener port, where nothing
+/// listens: still a coded stop.
+#[test]
+fn the_oracle_source_is_built_and_a_missing_client_is_cdc_1001_with_the_install_hint() {
+    let Some(broker) = broker() else {
+        return;
+    };
+    let mut setup = Setup::new("oracle-source", &broker, 10, false);
+    for (key, value) in [
+        ("cdc.source", "oracle"),
+        ("cdc.database.host", "127.0.0.1"),
+        ("cdc.database.port", "1"),
+        ("cdc.database.service", "FREEPDB1"),
+        ("cdc.database.user", "c##cdc"),
+        ("cdc.database.password", "not-a-real-password"),
+    ] {
+        setup.set(key, value);
+    }
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_oracle-cdc"))
+        .args([
+            "run",
+            "--exit-on-failure",
+            "--log-format",
+            "json",
+            "--config",
+        ])
+        .arg(setup.write())
+        .env("RUST_LOG", "info,rdkafka=warn")
+        .output()
+        .unwrap();
+    let log = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{log}");
+    // `--log-format json`: every line one JSON object, the exit reason among them, no colours
+    for line in log.lines() {
+        let record: serde_json::Value = serde_json::from_str(line)
+            .unwrap_or_else(|e| panic!("not a JSON log line ({e}): {line}"));
+        assert!(record.get("level").is_some(), "{line}");
+    }
+    assert!(
+        !log.contains('\u{1b}'),
+        "colours in a log that is not a terminal:\n{log}"
+    );
+    assert!(!log.contains("built without"), "{log}");
+    assert!(
+        !log.contains("not-a-real-password"),
+        "the password was logged:\n{log}"
+    );
+    if log.contains("DPI-1047") {
+        for part in [
+            "[CDC-1001] connecting to Oracle failed: DPI-1047",
+            "Instant Client",
+            "Operator action:",
+            "Runbook: docs/runbooks.md#cdc-1001",
+        ] {
+            assert!(log.contains(part), "{part:?} missing:\n{log}");
+        }
+    } else {
+        eprintln!("Oracle Instant Client is installed here: the connection itself failed");
+        assert!(log.contains("[CDC-"), "no CDC code:\n{log}");
     }
 }

@@ -59,8 +59,6 @@ pub enum TaskError {
     Schemas(Box<OffsetStoreError>),
     #[error(transparent)]
     Record(Box<BridgeError>),
-    #[error(transparent)]
-    Source(Box<SourceSetupError>),
     #[error("the mining thread ended unexpectedly")]
     MiningThread,
     /// The thread that writes at-least-once offsets could not be started.
@@ -85,9 +83,15 @@ boxed_from!(
     Stop(CdcError),
     Kafka(KafkaFailure),
     Offsets(OffsetStoreError),
-    Record(BridgeError),
-    Source(SourceSetupError)
+    Record(BridgeError)
 );
+
+impl From<SourceSetupError> for TaskError {
+    /// A source that cannot be built is a stop with its CDC code.
+    fn from(error: SourceSetupError) -> Self {
+        TaskError::Stop(Box::new(error.into()))
+    }
+}
 
 impl TaskError {
     /// The CDC code of the error, for the `stop` ops event and the status trace.

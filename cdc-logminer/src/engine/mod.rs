@@ -82,7 +82,7 @@ use crate::decode::{
 };
 use crate::source::{
     CaptureMode, CapturedObject, LogInventoryQuery, MiningQuery, MiningWindow, RedoBound,
-    RedoSource, SessionRef, SourceError,
+    RedoSource, SessionRef, SourceError, SourceSetupError,
 };
 
 fn millis(d: Duration) -> u64 {

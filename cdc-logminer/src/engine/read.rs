@@ -37,6 +37,38 @@ pub fn source_stop(error: SourceError) -> CdcError {
     }
 }
 
+impl From<SourceSetupError> for CdcError {
+    /// The stop a setup failure is: a connection failure is classified like the same error
+    /// mid-run (ORA-01017 a missing privilege, CDC-5002; DPI-1047, no Oracle client, CDC-1001
+    /// with the install hint); a transient one is CDC-1001 too; the rest (the simulator, a
+    /// build without the Oracle source) also CDC-1001. None was retried: a task start does
+    /// not retry its connection.
+    fn from(error: SourceSetupError) -> CdcError {
+        match error {
+            SourceSetupError::Oracle(source @ SourceError::ClientLibraryMissing { .. }) => {
+                CdcError::new(
+                    CdcCode::TransientDatabase,
+                    format!("connecting to Oracle failed: {source}"),
+                )
+                .without_retry()
+                .with_source(source)
+            }
+            SourceSetupError::Oracle(source) => match recovery_for(source, &[]) {
+                Recovery::Stop(stop) => stop,
+                Recovery::Reconnect(e) | Recovery::Remine(e) | Recovery::Shrink(e) => {
+                    CdcError::new(
+                        CdcCode::TransientDatabase,
+                        format!("connecting to Oracle failed: {e}"),
+                    )
+                    .without_retry()
+                    .with_source(e)
+                }
+            },
+            other => CdcError::new(CdcCode::TransientDatabase, other.to_string()).without_retry(),
+        }
+    }
+}
+
 impl<S: RedoSource> CaptureEngine<S> {
     pub(super) fn read_step(&mut self) -> Result<ReadStep, StepFailure> {
         match self.try_read_step() {

@@ -136,20 +136,26 @@ impl RedoSource for ConfiguredSource {
     }
 }
 
-/// Why the source could not be built.
+/// Why the source could not be built. Each is a stop with a CDC code (its `From` for
+/// [`CdcError`](cdc_core::CdcError), beside the engine's classification of the same failures
+/// mid-run).
 #[non_exhaustive]
 #[derive(Debug, thiserror::Error)]
 pub enum SourceSetupError {
     #[error("simulator: {0}")]
     Sim(String),
     #[error(
-        "cdc.source=oracle needs the Oracle source, which this binary was built without; \
-         rebuild with `cargo build --release --features oracle` (Oracle Instant Client is \
-         then needed at run time), or set cdc.source=sim to run the simulator"
+        "cdc.source=oracle needs the Oracle source, which this build of the crate was made \
+         without (its feature `oracle`); build with it (Oracle Instant Client is then needed \
+         at run time), or set cdc.source=sim to run the simulator"
     )]
     OracleNotBuilt,
-    #[error("{0}")]
-    Oracle(String),
+    /// `cdc.source=oracle` without `cdc.database.user` and `cdc.database.password`.
+    #[error("cdc.database.user and cdc.database.password are required for cdc.source=oracle")]
+    MissingLogin,
+    /// Connecting to the database failed (the driver's error, typed).
+    #[error("connecting to Oracle failed: {0}")]
+    Oracle(#[source] SourceError),
 }
 
 /// The simulated database of a configuration (`cdc.sim.seed`, `cdc.sim.changes`,
@@ -236,9 +242,11 @@ pub fn oracle_source(
     use crate::source::oracle::{ConnectOptions, OracleSource};
     use cdc_core::config::DatabaseEndpoint;
 
-    let login = config.database.login.as_ref().ok_or_else(|| {
-        SourceSetupError::Oracle("cdc.database.user and cdc.database.password are required".into())
-    })?;
+    let login = config
+        .database
+        .login
+        .as_ref()
+        .ok_or(SourceSetupError::MissingLogin)?;
     let mut options = ConnectOptions {
         url: None,
         host: None,
@@ -271,7 +279,7 @@ pub fn oracle_source(
             options.sid = Some(sid.clone());
         }
     }
-    OracleSource::connect(options).map_err(|e| SourceSetupError::Oracle(e.to_string()))
+    OracleSource::connect(options).map_err(SourceSetupError::Oracle)
 }
 
 /// The committed changes a capture of the simulator with `config` must deliver, in commit

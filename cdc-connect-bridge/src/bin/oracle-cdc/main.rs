@@ -40,8 +40,30 @@ into an in-process Kafka in under a minute. Then write a connector configuration
 docs/configuration.md) and start it with `oracle-cdc run --config connector.properties`."
 )]
 struct Cli {
+    /// How log lines are written to stderr: `text` (coloured on a terminal only) or `json`
+    /// (one JSON object per line, for log shippers).
+    #[arg(long, global = true, value_enum, default_value_t = LogFormat::Text)]
+    log_format: LogFormat,
     #[command(subcommand)]
     command: Command,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum LogFormat {
+    Text,
+    Json,
+}
+
+/// How this process reports a failure it exits with: on stderr as a line of text, or, with
+/// `--log-format json`, as a log record like every other line.
+static LOG_FORMAT: std::sync::OnceLock<LogFormat> = std::sync::OnceLock::new();
+
+fn report_failure(message: &str) {
+    if LOG_FORMAT.get() == Some(&LogFormat::Json) {
+        tracing::error!(error = %message, "oracle-cdc is exiting");
+    } else {
+        eprintln!("oracle-cdc: {message}");
+    }
 }
 
 #[derive(Debug, Subcommand)]
@@ -87,7 +109,7 @@ finished or aborted, what Kafka acknowledged is committed, and it exits 0."
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    init_logging();
+    init_logging(cli.log_format);
     cdc_connect_bridge::memory::prefer_small_pages();
     match cli.command {
         Command::Run {
@@ -121,13 +143,18 @@ fn main() -> ExitCode {
     }
 }
 
-fn init_logging() {
+fn init_logging(format: LogFormat) {
+    use std::io::IsTerminal as _;
+    let _ = LOG_FORMAT.set(format);
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,rdkafka=warn"));
-    tracing_subscriber::fmt()
+    let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .init();
+        .with_writer(std::io::stderr);
+    match format {
+        LogFormat::Text => builder.with_ansi(std::io::stderr().is_terminal()).init(),
+        LogFormat::Json => builder.json().with_ansi(false).init(),
+    }
 }
 
 /// Reads a configuration file: Java properties, or JSON (a Connect body or a flat object).
@@ -146,20 +173,29 @@ fn run(path: &Path, exit_on_failure: bool) -> ExitCode {
     let given = match read_config(path) {
         Ok(config) => config,
         Err(message) => {
-            eprintln!("oracle-cdc: {message}");
+            report_failure(&message);
             return ExitCode::from(EXIT_USAGE);
         }
     };
     let config = match given.validate() {
         Ok(config) => config,
         Err(errors) => {
-            eprintln!(
-                "oracle-cdc: {} is not a valid configuration:\n{errors}",
+            report_failure(&format!(
+                "{} is not a valid configuration:\n{errors}",
                 path.display()
-            );
+            ));
             return ExitCode::from(EXIT_USAGE);
         }
     };
+    // the engine needs no Kafka, so the configuration does not require brokers; this binary does
+    if config.connect.bootstrap_servers.is_empty() && config.kafka.bootstrap_servers.is_empty() {
+        report_failure(&format!(
+            "{} is not a valid configuration:\n1 configuration problem:\n  - bootstrap.servers: \
+             required: the Kafka brokers to deliver to (or cdc.kafka.bootstrap.servers)",
+            path.display()
+        ));
+        return ExitCode::from(EXIT_USAGE);
+    }
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -167,7 +203,7 @@ fn run(path: &Path, exit_on_failure: bool) -> ExitCode {
     {
         Ok(runtime) => runtime,
         Err(error) => {
-            eprintln!("oracle-cdc: cannot start the runtime: {error}");
+            report_failure(&format!("cannot start the runtime: {error}"));
             return ExitCode::FAILURE;
         }
     };
@@ -183,7 +219,9 @@ async fn serve(
     let listener = match tokio::net::TcpListener::bind(&listen).await {
         Ok(listener) => listener,
         Err(error) => {
-            eprintln!("oracle-cdc: cannot listen on {listen} (cdc.rest.listen): {error}");
+            report_failure(&format!(
+                "cannot listen on {listen} (cdc.rest.listen): {error}"
+            ));
             return ExitCode::FAILURE;
         }
     };
@@ -217,7 +255,7 @@ async fn serve(
     match outcome {
         Ok(Ok(())) => ExitCode::SUCCESS,
         Ok(Err(error)) => {
-            eprintln!("oracle-cdc: {error}");
+            report_failure(&error.to_string());
             ExitCode::FAILURE
         }
         Err(_) => ExitCode::FAILURE,
