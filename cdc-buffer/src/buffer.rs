@@ -748,7 +748,7 @@ impl TransactionBuffer {
         };
         let Some(txn) = txn else {
             self.counters.unmatched_undo += 1;
-            tracing::warn!(
+            tracing::debug!(
                 xid = %key, addr = %undo.addr, row_id = %undo.row_id,
                 "undo row for a transaction with nothing buffered matched no change"
             );
@@ -767,7 +767,7 @@ impl TransactionBuffer {
                 }
                 None => {
                     self.counters.unmatched_undo += 1;
-                    tracing::warn!(
+                    tracing::debug!(
                         xid = %resolved, addr = %undo.addr, row_id = %undo.row_id,
                         "undo row matched no buffered change of its transaction"
                     );
@@ -981,7 +981,7 @@ impl TransactionBuffer {
             .map(|t| t.key);
         if found.is_none() {
             self.counters.unresolved_rows += 1;
-            tracing::warn!(
+            tracing::debug!(
                 xid = %key, row,
                 "row with XIDSQN 0xFFFFFFFF names no open transaction in its undo slot; dropped"
             );
