@@ -748,6 +748,8 @@ impl TransactionBuffer {
         };
         let Some(txn) = txn else {
             self.counters.unmatched_undo += 1;
+            // normal on a live database (the change undone was made before mining started, or
+            // was removed already): counted, logged at debug
             tracing::debug!(
                 xid = %key, addr = %undo.addr, row_id = %undo.row_id,
                 "undo row for a transaction with nothing buffered matched no change"
@@ -981,6 +983,7 @@ impl TransactionBuffer {
             .map(|t| t.key);
         if found.is_none() {
             self.counters.unresolved_rows += 1;
+            // normal: LogMiner shows such rows for transactions whose start it did not see
             tracing::debug!(
                 xid = %key, row,
                 "row with XIDSQN 0xFFFFFFFF names no open transaction in its undo slot; dropped"
