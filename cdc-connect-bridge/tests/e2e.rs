@@ -886,6 +886,28 @@ fn help_explains_the_commands_and_a_bad_configuration_names_its_keys() {
         .unwrap();
     let text = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(64), "{text}");
+    assert!(
+        text.contains(
+            "bootstrap.servers: required (the Kafka brokers to deliver to) unless \
+             cdc.kafka.bootstrap.servers is set"
+        ),
+        "{text}"
+    );
+    // reported with the other problems, not after them
+    std::fs::write(
+        &path,
+        "name=nobroker\ncdc.source=sim\ncdc.tables.include=APP\\..*\n",
+    )
+    .unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_oracle-cdc"))
+        .args(["run", "--config"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(64), "{text}");
+    assert!(text.contains("2 configuration problems"), "{text}");
+    assert!(text.contains("cdc.topic.prefix: required"), "{text}");
     assert!(text.contains("bootstrap.servers: required"), "{text}");
 }
 

@@ -202,6 +202,13 @@ impl Config {
     pub fn validate(&self) -> Result<CdcConfig, ConfigErrors> {
         validate::validate(self)
     }
+
+    /// [`Config::validate`] for a connector that delivers to Kafka (the `oracle-cdc` binary):
+    /// naming no brokers (`bootstrap.servers`, or `cdc.kafka.bootstrap.servers`) is one more
+    /// problem, reported with the others. An embedder of the engine alone needs no brokers.
+    pub fn validate_for_delivery(&self) -> Result<CdcConfig, ConfigErrors> {
+        validate::validate_with(self, true)
+    }
 }
 
 impl fmt::Debug for Config {

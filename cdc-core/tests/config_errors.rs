@@ -483,3 +483,30 @@ fn secret_prints_as_mask() {
     assert_eq!(format!("{secret:?}"), "****");
     assert_eq!(secret.expose_secret(), PASSWORD);
 }
+
+/// Brokers are required only where records go to Kafka: `validate` accepts a configuration
+/// without them (an embedder of the engine), `validate_for_delivery` reports them missing
+/// with the other problems, and either broker key satisfies it.
+#[test]
+fn brokers_are_required_for_delivery_only() {
+    let without = sim(&[]);
+    assert!(without.validate().is_ok());
+    let errors = without.validate_for_delivery().unwrap_err();
+    assert_eq!(errors.keys(), ["bootstrap.servers"], "{errors}");
+    assert!(
+        errors
+            .to_string()
+            .contains("unless cdc.kafka.bootstrap.servers is set"),
+        "{errors}"
+    );
+
+    let also_bad = sim(&[("cdc.heartbeat.interval.ms", "-1")]);
+    let errors = also_bad.validate_for_delivery().unwrap_err();
+    assert_eq!(errors.len(), 2, "{errors}");
+
+    for key in ["bootstrap.servers", "cdc.kafka.bootstrap.servers"] {
+        let mut with = sim(&[]);
+        with.set(key, "broker:9092");
+        assert!(with.validate_for_delivery().is_ok(), "{key}");
+    }
+}

@@ -237,9 +237,7 @@ impl RecordBuilder {
                 out.push(tombstone);
                 Ok(())
             }
-            other => Err(BridgeError::UnknownRecordKind {
-                kind: format!("{:?}", std::mem::discriminant(other)),
-            }),
+            _ => Err(BridgeError::UnknownRecordKind),
         }
     }
 

@@ -48,8 +48,11 @@ pub enum BridgeError {
     /// The engine emitted a kind of record this record layer has no format for (the engine's
     /// `RecordKind` is non-exhaustive; the workspace builds them together, so only a new kind
     /// added to the engine without its format here).
-    #[error("the engine emitted a {kind} record, which the record layer has no format for")]
-    UnknownRecordKind { kind: String },
+    #[error(
+        "the engine emitted a kind of record the record layer has no format for (a kind added \
+         to the engine without its format in cdc-connect-bridge)"
+    )]
+    UnknownRecordKind,
     /// Two names became one through sanitising or adjustment.
     #[error("{what} {first:?} and {second:?} both become {name:?}")]
     NameCollision {

@@ -406,6 +406,8 @@ impl Delivery {
     /// handing the acknowledged position to the offsets thread meanwhile.
     fn wait_for_window(&mut self) -> Result<(), TaskError> {
         loop {
+            // armed before the look: an acknowledgement after it rings the wait below
+            self.acks.arm();
             let registered = self.producer.acks().lock().registered();
             let written = self
                 .committer
@@ -416,6 +418,7 @@ impl Delivery {
             // far the task may have sent.
             let window = if written == 0 { 1 } else { self.window };
             if registered.saturating_sub(written) < window {
+                self.acks.disarm();
                 return Ok(());
             }
             self.offer_acked();

@@ -180,7 +180,20 @@ impl Bell {
 pub(crate) struct AckWaiter(Arc<Shared>);
 
 impl AckWaiter {
-    /// [`Wake::Acks`], [`Wake::Signal`] or [`Wake::Deadline`], whichever comes first.
+    /// From now on, acknowledgements ring (until the next [`AckWaiter::wait`] returns or
+    /// [`AckWaiter::disarm`]): called before the caller looks at what was acknowledged, so
+    /// that one arriving between that look and the wait is not missed.
+    pub(crate) fn arm(&self) {
+        self.0.acks_wanted.store(true, Ordering::SeqCst);
+    }
+
+    /// Acknowledgements stop ringing (each would take the queue's lock).
+    pub(crate) fn disarm(&self) {
+        self.0.acks_wanted.store(false, Ordering::SeqCst);
+    }
+
+    /// [`Wake::Acks`], [`Wake::Signal`] or [`Wake::Deadline`], whichever comes first: an
+    /// acknowledgement rung since [`AckWaiter::arm`] returns at once.
     pub(crate) fn wait(&self, deadline: Instant) -> Wake {
         self.0.next(true, false, deadline)
     }

@@ -79,6 +79,15 @@ pub(crate) fn display_value(key: &str, value: &str) -> String {
 }
 
 pub(crate) fn validate(config: &Config) -> Result<CdcConfig, ConfigErrors> {
+    validate_with(config, false)
+}
+
+/// [`validate`], and with `require_brokers` a configuration naming no Kafka brokers
+/// (`bootstrap.servers` or `cdc.kafka.bootstrap.servers`) is a problem among the others.
+pub(crate) fn validate_with(
+    config: &Config,
+    require_brokers: bool,
+) -> Result<CdcConfig, ConfigErrors> {
     let mut v = Validation {
         config,
         parsed: BTreeMap::new(),
@@ -96,6 +105,9 @@ pub(crate) fn validate(config: &Config) -> Result<CdcConfig, ConfigErrors> {
     let select_overrides = v.select_overrides();
     let topics = v.topics();
     let kafka = v.kafka();
+    if require_brokers {
+        v.require_brokers();
+    }
     let parts = Parts {
         login,
         truststore,
@@ -266,6 +278,21 @@ impl<'a> Validation<'a> {
                 detail: Some(detail),
             },
         });
+    }
+
+    fn require_brokers(&mut self) {
+        let given = |key: &str| {
+            self.config
+                .entry(key)
+                .is_some_and(|entry| !entry.value.trim().is_empty())
+        };
+        if !given("bootstrap.servers") && !given(KAFKA_BROKERS) {
+            self.missing(
+                "bootstrap.servers",
+                None,
+                format!("(the Kafka brokers to deliver to) unless {KAFKA_BROKERS} is set"),
+            );
+        }
     }
 
     fn missing(&mut self, key: &str, entry: Option<&Entry>, when: String) {

@@ -251,3 +251,50 @@ impl<S: RedoSource> CaptureEngine<S> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A source that cannot be built is the stop the same failure is mid-run, never retried at
+    /// a task start: a refused login CDC-5002, no Oracle client CDC-1001 with the install hint,
+    /// an unreachable listener CDC-1001.
+    #[test]
+    fn setup_failures_are_coded_stops() {
+        let stop = |error: SourceError| CdcError::from(SourceSetupError::Oracle(error));
+
+        let login = stop(SourceError::from_driver_message(
+            "ORA-01017: invalid username/password; logon denied",
+        ));
+        assert_eq!(login.code(), CdcCode::Privilege);
+
+        let client = stop(SourceError::from_driver_message(
+            "DPI-1047: Cannot locate a 64-bit Oracle Client library: \"libclntsh.so: cannot open \
+             shared object file\"",
+        ));
+        assert_eq!(client.code(), CdcCode::TransientDatabase);
+        assert!(!client.is_retried());
+        let text = client.to_string();
+        assert!(
+            text.starts_with("[CDC-1001] connecting to Oracle failed: DPI-1047"),
+            "{text}"
+        );
+        assert!(text.contains("Instant Client"), "{text}");
+
+        let listener = stop(SourceError::from_driver_message(
+            "ORA-12541: TNS:no listener",
+        ));
+        assert_eq!(listener.code(), CdcCode::TransientDatabase);
+        assert!(!listener.is_retried());
+
+        for other in [
+            SourceSetupError::MissingLogin,
+            SourceSetupError::OracleNotBuilt,
+            SourceSetupError::Sim("no such scenario file".into()),
+        ] {
+            let stop = CdcError::from(other);
+            assert_eq!(stop.code(), CdcCode::TransientDatabase);
+            assert!(!stop.is_retried());
+        }
+    }
+}

@@ -177,7 +177,7 @@ fn run(path: &Path, exit_on_failure: bool) -> ExitCode {
             return ExitCode::from(EXIT_USAGE);
         }
     };
-    let config = match given.validate() {
+    let config = match given.validate_for_delivery() {
         Ok(config) => config,
         Err(errors) => {
             report_failure(&format!(
@@ -187,15 +187,6 @@ fn run(path: &Path, exit_on_failure: bool) -> ExitCode {
             return ExitCode::from(EXIT_USAGE);
         }
     };
-    // the engine needs no Kafka, so the configuration does not require brokers; this binary does
-    if config.connect.bootstrap_servers.is_empty() && config.kafka.bootstrap_servers.is_empty() {
-        report_failure(&format!(
-            "{} is not a valid configuration:\n1 configuration problem:\n  - bootstrap.servers: \
-             required: the Kafka brokers to deliver to (or cdc.kafka.bootstrap.servers)",
-            path.display()
-        ));
-        return ExitCode::from(EXIT_USAGE);
-    }
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
