@@ -510,3 +510,22 @@ fn brokers_are_required_for_delivery_only() {
         assert!(with.validate_for_delivery().is_ok(), "{key}");
     }
 }
+
+/// Only Kafka Connect's JsonConverter is written for: naming it is the same as leaving the
+/// key unset, any other converter is refused, naming the key and what is supported.
+#[test]
+fn converters_other_than_json_are_refused() {
+    for key in ["key.converter", "value.converter"] {
+        let json = sim(&[(key, "org.apache.kafka.connect.json.JsonConverter")]);
+        assert!(json.validate().is_ok(), "{key}");
+        let avro = sim(&[(key, "io.confluent.connect.avro.AvroConverter")]);
+        let errors = avro.validate().unwrap_err();
+        assert_eq!(errors.keys(), [key], "{errors}");
+        let text = errors.to_string();
+        assert!(
+            text.contains("only org.apache.kafka.connect.json.JsonConverter is supported"),
+            "{text}"
+        );
+        assert!(text.contains("AvroConverter"), "{text}");
+    }
+}

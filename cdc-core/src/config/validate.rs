@@ -37,6 +37,8 @@ const KAFKA_PREFIX: &str = "cdc.kafka.";
 const CONVERTER_PREFIX: &str = "cdc.journal.converter.";
 const OVERRIDE_PREFIX: &str = "cdc.snapshot.select.override.";
 const KAFKA_BROKERS: &str = "cdc.kafka.bootstrap.servers";
+/// The one record converter the connector writes for.
+const JSON_CONVERTER: &str = "org.apache.kafka.connect.json.JsonConverter";
 
 /// The side topics; each must be a distinct topic.
 const SIDE_TOPIC_KEYS: [&str; 8] = [
@@ -98,6 +100,7 @@ pub(crate) fn validate_with(
     v.warn_duplicates();
     v.warn_tasks_max();
     v.lob_mode_built();
+    v.converters_built();
     let login = v.oracle_login();
     let truststore = v.truststore();
     let tables = v.table_selection();
@@ -281,12 +284,7 @@ impl<'a> Validation<'a> {
     }
 
     fn require_brokers(&mut self) {
-        let given = |key: &str| {
-            self.config
-                .entry(key)
-                .is_some_and(|entry| !entry.value.trim().is_empty())
-        };
-        if !given("bootstrap.servers") && !given(KAFKA_BROKERS) {
+        if !self.is_given("bootstrap.servers") && !self.is_given(KAFKA_BROKERS) {
             self.missing(
                 "bootstrap.servers",
                 None,
@@ -383,6 +381,31 @@ impl<'a> Validation<'a> {
                  value stored out of the row would arrive empty"
                     .to_owned(),
             );
+        }
+    }
+
+    /// The connector writes Kafka Connect's JSON (with or without the schema envelope, as
+    /// `*.converter.schemas.enable` says): a configuration copied from a worker that names
+    /// another converter (Avro, Protobuf, String) would get JSON it did not ask for.
+    fn converters_built(&mut self) {
+        for key in ["key.converter", "value.converter"] {
+            let Some(class) = self
+                .config
+                .entry(key)
+                .map(|entry| entry.value.trim().to_owned())
+                .filter(|class| !class.is_empty())
+            else {
+                continue;
+            };
+            if class != JSON_CONVERTER {
+                self.conflict(
+                    key,
+                    format!(
+                        "only {JSON_CONVERTER} is supported (its schema envelope set by \
+                         {key}.schemas.enable): the connector writes Kafka Connect's JSON"
+                    ),
+                );
+            }
         }
     }
 
