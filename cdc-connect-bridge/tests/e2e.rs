@@ -955,6 +955,8 @@ fn the_oracle_source_is_built_and_a_missing_client_is_cdc_1001_with_the_install_
         ("cdc.database.service", "FREEPDB1"),
         ("cdc.database.user", "c##cdc"),
         ("cdc.database.password", "not-a-real-password"),
+        // reserved: accepted, and warned about at start
+        ("cdc.database.fan.enabled", "true"),
     ] {
         setup.set(key, value);
     }
@@ -983,6 +985,17 @@ fn the_oracle_source_is_built_and_a_missing_client_is_cdc_1001_with_the_install_
         "colours in a log that is not a terminal:\n{log}"
     );
     assert!(!log.contains("built without"), "{log}");
+    // warned at start: the reserved key, and the default snapshot mode that takes no snapshot
+    for (key, part) in [
+        ("cdc.database.fan.enabled", "reserved"),
+        ("cdc.snapshot.mode", "no snapshot is taken"),
+    ] {
+        assert!(
+            log.lines()
+                .any(|line| line.contains("\"WARN\"") && line.contains(key) && line.contains(part)),
+            "no start warning for {key}:\n{log}"
+        );
+    }
     assert!(
         !log.contains("not-a-real-password"),
         "the password was logged:\n{log}"

@@ -157,6 +157,24 @@ fn init_logging(format: LogFormat) {
     }
 }
 
+/// What the operator should know before the connector starts: the configuration's warnings
+/// (reserved keys, keys without effect, duplicates) and what a setting asks for that is not
+/// built yet.
+fn log_start_warnings(config: &cdc_core::config::CdcConfig) {
+    use cdc_core::config::SnapshotMode;
+    for warning in config.warnings() {
+        tracing::warn!(key = %warning.key, kind = ?warning.kind, "{}", warning.message);
+    }
+    if config.snapshot.mode != SnapshotMode::None {
+        tracing::warn!(
+            key = "cdc.snapshot.mode",
+            mode = config.snapshot.mode.as_str(),
+            "no snapshot is taken: snapshots are not built yet, so the connector delivers the \
+             changes committed after its start position, not the rows the tables already hold"
+        );
+    }
+}
+
 /// Reads a configuration file: Java properties, or JSON (a Connect body or a flat object).
 fn read_config(path: &Path) -> Result<Config, String> {
     let text = std::fs::read_to_string(path)
@@ -187,6 +205,7 @@ fn run(path: &Path, exit_on_failure: bool) -> ExitCode {
             return ExitCode::from(EXIT_USAGE);
         }
     };
+    log_start_warnings(&config);
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
