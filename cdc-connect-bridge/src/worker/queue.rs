@@ -332,24 +332,33 @@ mod tests {
         Instant::now() + Duration::from_secs(5)
     }
 
+    /// Sends records 1..=`n` from a thread of its own, then drops the sender.
+    fn send(mut tx: QueueSender, n: u64) -> std::thread::JoinHandle<()> {
+        std::thread::spawn(move || {
+            for n in 1..=n {
+                tx.accept(ops(n)).expect("accepted");
+            }
+        })
+    }
+
+    /// Waits, at most 5 s, until `done`.
+    fn until(what: &str, done: impl Fn() -> bool) {
+        let waited = Instant::now();
+        while !done() {
+            assert!(waited.elapsed() < Duration::from_secs(5), "never {what}");
+            std::thread::yield_now();
+        }
+    }
+
     /// Records come out in order; a full queue blocks the sender until one is taken, and a
     /// receiver gone fails it; the sender gone ends the receiver once the queue is empty.
     #[test]
     fn records_in_order_bounded_in_records() {
         let stats = Arc::new(TaskStats::default());
-        let (mut tx, rx) = record_queue(2, usize::MAX, Arc::clone(&stats));
-        let sender = std::thread::spawn(move || {
-            for n in 1..=5 {
-                tx.accept(ops(n)).expect("accepted");
-            }
-        });
+        let (tx, rx) = record_queue(2, usize::MAX, Arc::clone(&stats));
+        let sender = send(tx, 5);
         // the sender fills the queue and waits
-        let waited = Instant::now();
-        while stats.queue_depth.load(Ordering::SeqCst) < 2 {
-            assert!(waited.elapsed() < Duration::from_secs(5), "never filled");
-            std::thread::yield_now();
-        }
-        std::thread::sleep(Duration::from_millis(20));
+        until("filled", || rx.sender_waits());
         assert_eq!(
             stats.queue_depth.load(Ordering::SeqCst),
             2,
@@ -378,19 +387,10 @@ mod tests {
     #[test]
     fn a_full_queue_wakes_its_sender_at_half() {
         let stats = Arc::new(TaskStats::default());
-        let (mut tx, rx) = record_queue(4, usize::MAX, Arc::clone(&stats));
-        let sender = std::thread::spawn(move || {
-            for n in 1..=5 {
-                tx.accept(ops(n)).expect("accepted");
-            }
-            tx
-        });
+        let (tx, rx) = record_queue(4, usize::MAX, Arc::clone(&stats));
+        let sender = send(tx, 5);
         let depth = || stats.queue_depth.load(Ordering::SeqCst);
-        let waited = Instant::now();
-        while !rx.sender_waits() {
-            assert!(waited.elapsed() < Duration::from_secs(5), "never filled");
-            std::thread::yield_now();
-        }
+        until("filled", || rx.sender_waits());
         assert_eq!(depth(), 4);
         assert!(matches!(rx.next(false, true, soon()), Wake::Record { .. }));
         std::thread::sleep(Duration::from_millis(30));
@@ -400,7 +400,7 @@ mod tests {
             "the sender went on before the queue drained to half"
         );
         assert!(matches!(rx.next(false, true, soon()), Wake::Record { .. }));
-        let _tx = sender.join().expect("sender");
+        sender.join().expect("sender");
         assert_eq!(depth(), 3, "the fifth record went in once two were left");
     }
 
@@ -410,18 +410,9 @@ mod tests {
     fn bounded_in_bytes_one_record_always_fits() {
         let one = record_bytes(&ops(1));
         let stats = Arc::new(TaskStats::default());
-        let (mut tx, rx) = record_queue(1000, one * 2, Arc::clone(&stats));
-        let sender = std::thread::spawn(move || {
-            for n in 1..=4 {
-                tx.accept(ops(n)).expect("accepted");
-            }
-        });
-        let waited = Instant::now();
-        while stats.queue_depth.load(Ordering::SeqCst) < 2 {
-            assert!(waited.elapsed() < Duration::from_secs(5), "never filled");
-            std::thread::yield_now();
-        }
-        std::thread::sleep(Duration::from_millis(20));
+        let (tx, rx) = record_queue(1000, one * 2, Arc::clone(&stats));
+        let sender = send(tx, 4);
+        until("filled", || rx.sender_waits());
         assert_eq!(
             stats.queue_depth.load(Ordering::SeqCst),
             2,
@@ -474,11 +465,7 @@ mod tests {
         let ringer = {
             let bell = rx.bell();
             std::thread::spawn(move || {
-                let waited = Instant::now();
-                while !bell.0.acks_wanted.load(Ordering::SeqCst) {
-                    assert!(waited.elapsed() < Duration::from_secs(5), "never waited");
-                    std::thread::yield_now();
-                }
+                until("waited", || bell.0.acks_wanted.load(Ordering::SeqCst));
                 bell.ring_acks();
             })
         };
