@@ -223,7 +223,8 @@ pub fn transactional_id(config: &CdcConfig) -> String {
         .unwrap_or_else(|| format!("oracle-cdc-{}", config.connect.name))
 }
 
-/// Runs one task of the connector until `signals.stop` or a failure.
+/// Runs one task of the connector until it is told to stop ([`TaskSignals::request_stop`]) or
+/// fails.
 pub fn run_task(
     config: &CdcConfig,
     stats: &Arc<TaskStats>,

@@ -16,7 +16,8 @@
 //! 3. the next record, when it takes records (not while paused),
 //! 4. its deadline (the quiet tick: commit or hand on what is acknowledged).
 //!
-//! Nothing polls: every producer of an event rings the bell it waits on.
+//! Nothing polls: every producer of an event rings the bell it waits on. (The at-least-once
+//! window's wait also has a 100 ms bound, a guard only: it arms the ring before it looks.)
 
 use std::collections::VecDeque;
 use std::sync::Arc;
