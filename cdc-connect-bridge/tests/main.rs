@@ -14,4 +14,5 @@ mod kafka_topics;
 mod offsets_kafka;
 mod rest;
 mod sim_restart;
+mod stops;
 mod types;

@@ -435,6 +435,7 @@ impl Drop for OwnBroker {
 /// to the same bound, could report the record timed out first.
 #[test]
 fn a_write_to_a_broker_that_stopped_answering_fails_within_its_timeout() {
+    use cdc_connect_bridge::kafka::KafkaFailure;
     use cdc_connect_bridge::kafka::offsets::OffsetStoreError;
     use rdkafka::error::{KafkaError, RDKafkaErrorCode};
 
@@ -464,13 +465,17 @@ fn a_write_to_a_broker_that_stopped_answering_fails_within_its_timeout() {
             assert_eq!(t, &topic);
             assert_eq!(*waited, timeout);
         }
-        OffsetStoreError::NotDelivered {
+        OffsetStoreError::Client(KafkaFailure::NotDelivered {
             topic: t,
             source: KafkaError::MessageProduction(RDKafkaErrorCode::MessageTimedOut),
-        } => assert_eq!(t, &topic),
+        }) => assert_eq!(t, &topic),
         other => panic!("unexpected error: {other}"),
     }
     assert!(error.to_string().contains(&topic), "{error}");
+    // a broker that does not answer is retried, not a stop
+    let stop = cdc_core::CdcError::from(error);
+    assert_eq!(stop.code(), cdc_core::CdcCode::KafkaUnavailable, "{stop}");
+    assert!(stop.is_retried(), "{stop}");
     assert!(waited >= timeout / 2, "gave up after {waited:?}");
     assert!(
         waited < timeout + Duration::from_secs(5),

@@ -15,11 +15,12 @@
 use std::error::Error;
 use std::fmt;
 
-/// Whether the engine retries an error of a code itself or stops the task.
+/// Whether the connector retries an error of a code itself or stops the task.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum CdcClass {
-    /// The engine retries on its own; the code reaches the operator only once the retries are
-    /// used up (or, for CDC-1001, when the ORA code is not classified at all).
+    /// The connector retries on its own (the engine a database error, the worker a Kafka one);
+    /// the code reaches the operator only once the retries are used up, or at once when the
+    /// ORA code (CDC-1001) or Kafka error (CDC-9001) is not classified at all.
     Retried,
     /// The task stops and waits for the operator.
     Stop,
@@ -56,6 +57,7 @@ pub enum CdcCode {
     JournalCorruption,
     MiningStalled,
     TransactionTooOld,
+    TaskThread,
     Topology,
     Privilege,
     DictionaryUnavailable,
@@ -65,9 +67,16 @@ pub enum CdcCode {
     OrphanReleaseViolation,
     OrphanTransaction,
     SnapshotTooOld,
+    KafkaUnavailable,
+    ProducerFenced,
+    KafkaAuthorization,
+    TopicUnavailable,
+    RecordTooLarge,
+    OffsetsStore,
+    KafkaClientSetup,
 }
 
-const CODE_COUNT: usize = 20;
+const CODE_COUNT: usize = 28;
 
 /// One row of [`TABLE`]: everything known about a code.
 #[derive(Debug)]
@@ -138,6 +147,9 @@ static TABLE: [CodeRow; CODE_COUNT] = [
     row!(TransactionTooOld, 4004, "TRANSACTION_TOO_OLD", Stop,
         condition: "An open transaction is older than cdc.transaction.max.age.ms while cdc.transaction.max.age.action=fail",
         action: "Commit or roll back the transaction, raise cdc.transaction.max.age.ms, or set cdc.transaction.max.age.action=discard"),
+    row!(TaskThread, 4005, "TASK_THREAD", Stop,
+        condition: "A thread of the task could not be started because the process is at a limit of the operating system (threads, memory), or a thread of the task ended without its result, which is a defect whose panic message is in the log",
+        action: "Raise the thread or memory limits of the process and restart the task; if the log shows a panic, restart the task and report the panic with the log"),
     row!(Topology, 5001, "TOPOLOGY", Stop,
         condition: "The database is not the one the offset belongs to or not one the connector can capture: its DBID or RESETLOGS differs from the offset (at start or after a reconnect), no archive destination is valid, more than one redo thread is enabled, its role or open mode does not qualify, or cdc.mining.mode=logs while connected to a pluggable database",
         action: "Point the connector back at the right database, or reset its offset and start from scratch"),
@@ -165,6 +177,27 @@ static TABLE: [CodeRow; CODE_COUNT] = [
     row!(SnapshotTooOld, 8001, "SNAPSHOT_TOO_OLD", Stop,
         condition: "A snapshot chunk keeps failing with ORA-01555 or ORA-08181 even at 1,000 rows per chunk",
         action: "Raise UNDO_RETENTION on the database or lower cdc.snapshot.chunk.rows"),
+    row!(KafkaUnavailable, 9001, "KAFKA_UNAVAILABLE", Retried,
+        condition: "The Kafka cluster could not be reached, or answered with an error that trying again can fix: no broker answered within 10 s, a broker connection failed, a request timed out, a partition had no leader or too few in-sync replicas, a coordinator was moving, or a Kafka transaction had to be aborted. The task is started again from its committed offset with a backoff that starts near 1 s and doubles up to 30 s with jitter; a task that gets past its start again begins a new budget. The task stops once cdc.retry.max.time.ms is spent, and at once when the Kafka error is not classified at all",
+        action: "Bring the brokers or the network to them back, check bootstrap.servers and the listeners the brokers advertise, or give the topics enough in-sync replicas"),
+    row!(ProducerFenced, 9002, "PRODUCER_FENCED", Stop,
+        condition: "Under exactly-once delivery another producer with the same transactional.id (another instance of this connector, or one started with the same name) fenced this one; its open Kafka transaction was aborted",
+        action: "Run one instance of the connector per name, stop the other instance, or give each connector its own name or cdc.kafka.transactional.id"),
+    row!(KafkaAuthorization, 9003, "KAFKA_AUTHORIZATION", Stop,
+        condition: "The Kafka cluster refused the connector's clients: authentication failed (SASL or TLS), or an ACL denies a topic, the cluster, a consumer group or the transactional id",
+        action: "Fix the credentials or TLS settings in cdc.kafka.*, or grant the connector's principal the ACLs docs/running.md lists"),
+    row!(TopicUnavailable, 9004, "TOPIC_UNAVAILABLE", Stop,
+        condition: "A topic the connector writes or reads cannot be used: the broker refused to create it (a policy, a replication factor larger than the cluster, an invalid name or setting), or it did not appear with a partition in the broker's metadata within 30 s of its creation, or it does not exist while the connector may not create topics",
+        action: "Create the topic by hand with the settings docs/running.md lists, fix the replication factor or topic settings, or let the connector's principal create topics"),
+    row!(RecordTooLarge, 9005, "RECORD_TOO_LARGE", Stop,
+        condition: "The broker or the producer refused a record larger than its limit (message.max.bytes of the producer, max.message.bytes of the topic or message.max.bytes of the broker); the message names the topic",
+        action: "Raise the topic's max.message.bytes, the broker's message.max.bytes and cdc.kafka.message.max.bytes together, or exclude the large columns or set cdc.lob.mode=skip"),
+    row!(OffsetsStore, 9006, "OFFSETS_STORE", Stop,
+        condition: "The offsets topic cannot serve as the connector's offset store: it is not compacted (Kafka Connect refuses such a topic too), its configuration cannot be read, or it has no partition",
+        action: "Set cleanup.policy=compact on the offsets topic, or point offset.storage.topic at a compacted topic"),
+    row!(KafkaClientSetup, 9007, "KAFKA_CLIENT_SETUP", Stop,
+        condition: "A Kafka client cannot be set up: the Kafka client rejected a cdc.kafka.* property (its name is given, never its value), the client could not be created, or the brokers lack a feature the delivery needs (idempotent or transactional producers)",
+        action: "Fix or remove the cdc.kafka.* property named in the message, or upgrade the brokers to a version with idempotent and transactional producers"),
 ];
 
 impl CdcCode {
@@ -181,6 +214,7 @@ impl CdcCode {
         CdcCode::JournalCorruption,
         CdcCode::MiningStalled,
         CdcCode::TransactionTooOld,
+        CdcCode::TaskThread,
         CdcCode::Topology,
         CdcCode::Privilege,
         CdcCode::DictionaryUnavailable,
@@ -190,6 +224,13 @@ impl CdcCode {
         CdcCode::OrphanReleaseViolation,
         CdcCode::OrphanTransaction,
         CdcCode::SnapshotTooOld,
+        CdcCode::KafkaUnavailable,
+        CdcCode::ProducerFenced,
+        CdcCode::KafkaAuthorization,
+        CdcCode::TopicUnavailable,
+        CdcCode::RecordTooLarge,
+        CdcCode::OffsetsStore,
+        CdcCode::KafkaClientSetup,
     ];
 
     fn row(self) -> &'static CodeRow {
@@ -374,6 +415,7 @@ mod tests {
             | CdcCode::JournalCorruption
             | CdcCode::MiningStalled
             | CdcCode::TransactionTooOld
+            | CdcCode::TaskThread
             | CdcCode::Topology
             | CdcCode::Privilege
             | CdcCode::DictionaryUnavailable
@@ -382,7 +424,14 @@ mod tests {
             | CdcCode::NameCollision
             | CdcCode::OrphanReleaseViolation
             | CdcCode::OrphanTransaction
-            | CdcCode::SnapshotTooOld => code as usize,
+            | CdcCode::SnapshotTooOld
+            | CdcCode::KafkaUnavailable
+            | CdcCode::ProducerFenced
+            | CdcCode::KafkaAuthorization
+            | CdcCode::TopicUnavailable
+            | CdcCode::RecordTooLarge
+            | CdcCode::OffsetsStore
+            | CdcCode::KafkaClientSetup => code as usize,
         }
     }
 
@@ -431,6 +480,7 @@ mod tests {
             (4002, "JOURNAL_CORRUPTION", CdcClass::Stop),
             (4003, "MINING_STALLED", CdcClass::Stop),
             (4004, "TRANSACTION_TOO_OLD", CdcClass::Stop),
+            (4005, "TASK_THREAD", CdcClass::Stop),
             (5001, "TOPOLOGY", CdcClass::Stop),
             (5002, "PRIVILEGE", CdcClass::Stop),
             (6001, "DICTIONARY_UNAVAILABLE", CdcClass::Stop),
@@ -440,6 +490,13 @@ mod tests {
             (7001, "ORPHAN_RELEASE_VIOLATION", CdcClass::Stop),
             (7002, "ORPHAN_TRANSACTION", CdcClass::Stop),
             (8001, "SNAPSHOT_TOO_OLD", CdcClass::Stop),
+            (9001, "KAFKA_UNAVAILABLE", CdcClass::Retried),
+            (9002, "PRODUCER_FENCED", CdcClass::Stop),
+            (9003, "KAFKA_AUTHORIZATION", CdcClass::Stop),
+            (9004, "TOPIC_UNAVAILABLE", CdcClass::Stop),
+            (9005, "RECORD_TOO_LARGE", CdcClass::Stop),
+            (9006, "OFFSETS_STORE", CdcClass::Stop),
+            (9007, "KAFKA_CLIENT_SETUP", CdcClass::Stop),
         ];
         for (code, (number, name, class)) in CdcCode::ALL.into_iter().zip(expected) {
             assert_eq!(

@@ -105,6 +105,26 @@ impl OpsEvent {
     pub fn new(kind: OpsKind, details: BTreeMap<String, String>) -> OpsEvent {
         OpsEvent { kind, details }
     }
+
+    /// The `stop` event of a task that ended with `error`: its code, message, runbook and
+    /// operator action.
+    pub fn stop(error: &crate::CdcError) -> OpsEvent {
+        let code = error.code();
+        let details = [
+            ("exception", "CdcError".to_owned()),
+            ("message", error.to_string()),
+            ("code", code.id().to_owned()),
+            ("runbook", code.runbook().to_owned()),
+            ("operator_action", code.operator_action().to_owned()),
+        ];
+        OpsEvent::new(
+            OpsKind::Stop,
+            details
+                .into_iter()
+                .map(|(key, value)| (key.to_owned(), value))
+                .collect(),
+        )
+    }
 }
 
 #[cfg(test)]

@@ -13,10 +13,12 @@
 //! # Error handling
 //!
 //! A client that cannot be created, an admin or transaction call that fails or times out
-//! (`CALL_TIMEOUT`), and a produce error are [`KafkaFailure`]s; the task stops with them and
-//! the connector's status shows the message. Nothing here retries beyond what librdkafka does
-//! itself. Client properties (`cdc.kafka.*`) may hold secrets: no error or `Debug` output shows
-//! a property value.
+//! (`CALL_TIMEOUT`), and a produce error are [`KafkaFailure`]s. [`classify`] gives each its CDC
+//! code (CDC-9001 to CDC-9007) once: the task ends with it, and the connector's supervisor
+//! starts a task that ended with a retried code again, with backoff, within
+//! `cdc.retry.max.time.ms`. Nothing here retries beyond what librdkafka does itself. Client
+//! properties (`cdc.kafka.*`) may hold secrets: no error or `Debug` output shows a property
+//! value.
 
 mod client;
 mod error;
@@ -27,6 +29,6 @@ pub mod schemas;
 mod topics;
 
 pub use client::{CALL_TIMEOUT, KafkaClients, client_config};
-pub use error::KafkaFailure;
+pub use error::{Classified, KafkaFailure, classify};
 pub use producer::{AckContext, RecordProducer};
 pub use topics::{TopicAdmin, TopicCreator, TopicSpec, side_topic_specs};

@@ -33,7 +33,7 @@ use rdkafka::producer::{BaseProducer, BaseRecord, ProducerContext};
 use rdkafka::{ClientContext, Offset, TopicPartitionList};
 use serde_json::{Map, Value as Json};
 
-use crate::kafka::client_config;
+use crate::kafka::{KafkaFailure, client_config};
 
 /// How long one store operation may take by default.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
@@ -67,33 +67,9 @@ struct LatestRecord {
 /// property's value.
 #[derive(Debug, thiserror::Error)]
 pub enum OffsetStoreError {
-    /// A client property was rejected. Only its name is kept: its value may be a secret.
-    #[error("Kafka client property {key:?} was rejected ({code:?}) while {during}")]
-    Config {
-        key: String,
-        code: rdkafka::types::RDKafkaConfRes,
-        during: &'static str,
-    },
-    /// librdkafka could not create a client; every client property value in its message is
-    /// replaced with `***`.
-    #[error("could not create the Kafka client while {during}: {message}")]
-    ClientCreation {
-        during: &'static str,
-        message: String,
-    },
-    /// The Kafka client failed.
-    #[error("Kafka error while {during}: {source}")]
-    Kafka {
-        during: &'static str,
-        #[source]
-        source: KafkaError,
-    },
-    /// The broker refused to create the offsets topic.
-    #[error("could not create offsets topic {topic}: {code}")]
-    CreateTopic {
-        topic: String,
-        code: RDKafkaErrorCode,
-    },
+    /// A client could not be created or a call failed: the worker's one Kafka error type.
+    #[error(transparent)]
+    Client(#[from] KafkaFailure),
     /// The broker could not describe the offsets topic's configuration.
     #[error("could not read the configuration of offsets topic {topic}: {code}")]
     DescribeTopic {
@@ -138,13 +114,6 @@ pub enum OffsetStoreError {
         partition: i32,
         offset: i64,
     },
-    /// The broker did not acknowledge an offset record.
-    #[error("offset record for {topic} was not delivered: {source}")]
-    NotDelivered {
-        topic: String,
-        #[source]
-        source: KafkaError,
-    },
     /// No delivery report arrived within the timeout.
     #[error("no delivery report for the offset record to {topic} within {waited:?}")]
     NoDeliveryReport { topic: String, waited: Duration },
@@ -153,12 +122,7 @@ pub enum OffsetStoreError {
 impl OffsetStoreError {
     /// Wraps a client error, dropping the value of a rejected property.
     fn kafka(during: &'static str, error: KafkaError) -> OffsetStoreError {
-        match error {
-            KafkaError::ClientConfig(code, _description, key, _value) => {
-                OffsetStoreError::Config { key, code, during }
-            }
-            source => OffsetStoreError::Kafka { during, source },
-        }
+        OffsetStoreError::Client(KafkaFailure::kafka(during, error))
     }
 
     /// Wraps a client creation error, hiding the values of `props` in librdkafka's message.
@@ -167,13 +131,7 @@ impl OffsetStoreError {
         error: KafkaError,
         props: &[(String, String)],
     ) -> OffsetStoreError {
-        match error {
-            KafkaError::ClientCreation(message) => OffsetStoreError::ClientCreation {
-                during,
-                message: redact(message, props),
-            },
-            other => OffsetStoreError::kafka(during, other),
-        }
+        OffsetStoreError::Client(KafkaFailure::creation(during, error, props))
     }
 }
 
@@ -580,10 +538,11 @@ impl KafkaOffsetStore {
         };
         match outcome {
             Some(Ok(_)) => Ok(()),
-            Some(Err(source)) => Err(OffsetStoreError::NotDelivered {
+            Some(Err(source)) => Err(KafkaFailure::NotDelivered {
                 topic: self.topic.clone(),
                 source,
-            }),
+            }
+            .into()),
             None => Err(OffsetStoreError::NoDeliveryReport {
                 topic: self.topic.clone(),
                 waited: self.timeout,
@@ -695,7 +654,9 @@ fn create_topic_if_absent(
     for result in results {
         match result {
             Ok(_) | Err((_, RDKafkaErrorCode::TopicAlreadyExists)) => {}
-            Err((topic, code)) => return Err(OffsetStoreError::CreateTopic { topic, code }),
+            Err((topic, code)) => {
+                return Err(KafkaFailure::CreateTopic { topic, code }.into());
+            }
         }
     }
     Ok(())

@@ -11,9 +11,18 @@ use rdkafka::error::{KafkaError, RDKafkaErrorCode};
 use rdkafka::message::{DeliveryResult, Header as KafkaHeader, OwnedHeaders};
 use rdkafka::producer::{BaseRecord, Producer, ProducerContext, ThreadedProducer};
 
-use crate::kafka::{CALL_TIMEOUT, KafkaFailure};
+use cdc_core::CdcCode;
+
+use crate::kafka::{CALL_TIMEOUT, KafkaFailure, classify};
 use crate::record::builder::KafkaRecord;
 use crate::worker::acks::AckTracker;
+
+/// How long a task start waits for a broker to answer before it counts the cluster as
+/// unreachable (CDC-9001, retried).
+pub const BROKER_WAIT: Duration = Duration::from_secs(10);
+
+/// One metadata request of that wait: a stop request is seen within it.
+const BROKER_WAIT_SLICE: Duration = Duration::from_secs(1);
 
 /// How often a wait for delivery reports looks whether they all came.
 const SETTLE_POLL: Duration = Duration::from_micros(200);
@@ -102,6 +111,51 @@ impl RecordProducer {
                     std::thread::sleep(Duration::from_millis(2));
                 }
                 Err((error, _)) => return Err(KafkaFailure::kafka("sending a record", error)),
+            }
+        }
+    }
+
+    /// Waits until a broker answers a metadata request (for `topic` alone, so that a large
+    /// cluster's metadata is not fetched), at most [`BROKER_WAIT`], asking again every second
+    /// while `stopping` says no. A broker that answers with an error the connector classifies
+    /// other than unreachable (authentication, say) ends the wait at once with that error.
+    pub fn wait_for_brokers(
+        &self,
+        bootstrap: &str,
+        topic: &str,
+        stopping: &dyn Fn() -> bool,
+    ) -> Result<(), KafkaFailure> {
+        let started = Instant::now();
+        loop {
+            let asked = Instant::now();
+            let error = match self
+                .producer
+                .client()
+                .fetch_metadata(Some(topic), BROKER_WAIT_SLICE)
+            {
+                Ok(_) => return Ok(()),
+                Err(error) => error,
+            };
+            let failure = KafkaFailure::kafka("connecting to the brokers", error);
+            if classify(&failure).code != CdcCode::KafkaUnavailable {
+                return Err(failure);
+            }
+            if stopping() {
+                return Ok(());
+            }
+            // a refused connection answers at once: ask again no more than every 200 ms
+            if let Some(rest) = Duration::from_millis(200).checked_sub(asked.elapsed()) {
+                std::thread::sleep(rest);
+            }
+            if started.elapsed() >= BROKER_WAIT {
+                let KafkaFailure::Kafka { source, .. } = failure else {
+                    return Err(failure);
+                };
+                return Err(KafkaFailure::Unreachable {
+                    bootstrap: bootstrap.to_owned(),
+                    waited: BROKER_WAIT,
+                    source,
+                });
             }
         }
     }

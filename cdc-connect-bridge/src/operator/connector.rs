@@ -9,9 +9,11 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
+use cdc_core::CdcError;
 use cdc_core::config::{CdcConfig, Config};
+use cdc_logminer::engine::Backoff;
 use cdc_offset::Position;
 use parking_lot::{Condvar, Mutex};
 use serde_json::{Map, Value as Json};
@@ -22,7 +24,17 @@ use crate::operator::control::{
     ConnectorControl, ConnectorState, ConnectorStatus, ControlError, MetricsSnapshot,
     PartitionOffset,
 };
-use crate::worker::{TaskError, TaskOptions, TaskSignals, TaskStats, run_task};
+use crate::worker::stop::write_stop_event;
+use crate::worker::{TaskOptions, TaskSignals, TaskStats, run_task};
+
+/// The jitter of the task-restart backoff differs between processes, so that many
+/// connectors that lost one cluster do not come back in step.
+fn backoff_seed() -> u64 {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos());
+    u64::from(nanos) ^ u64::from(std::process::id()) << 32
+}
 
 /// What the operator asked for last.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -107,7 +119,17 @@ impl Connector {
 
     /// Runs tasks until [`Connector::shutdown`]; with `exit_on_failure`, returns the error of
     /// the first task that fails instead of waiting in FAILED for a restart.
-    pub fn supervise(&self, exit_on_failure: bool) -> Result<(), TaskError> {
+    ///
+    /// A task that ends with an error of class retried (a Kafka cluster that cannot be reached,
+    /// CDC-9001; a database the engine gave up reconnecting to is already past its budget) is
+    /// started again after a backoff (about 1 s doubling to 30 s, with jitter) while the
+    /// connector stays RUNNING, until `cdc.retry.max.time.ms` has passed since the first of
+    /// those failures; a task that got past its start begins a new budget. Every other error,
+    /// and a retried one whose budget is spent, leaves the connector FAILED with the error as
+    /// its trace, and writes a `stop` event to the ops topic.
+    pub fn supervise(&self, exit_on_failure: bool) -> Result<(), CdcError> {
+        let clock = Instant::now();
+        let mut backoff = Backoff::new(self.config.retry.max_time, backoff_seed());
         loop {
             let signals = {
                 let mut inner = self.inner.lock();
@@ -137,26 +159,81 @@ impl Connector {
             };
             let stats = Arc::clone(&self.inner.lock().stats);
             let result = run_task(&self.config, &stats, &signals, self.options);
-            let mut inner = self.inner.lock();
-            inner.signals = None;
-            match result {
+            if stats.started() {
+                backoff.reset();
+            }
+            let error = match result {
                 Ok(()) => {
+                    let mut inner = self.inner.lock();
+                    inner.signals = None;
                     inner.state = if inner.restart {
                         ConnectorState::Restarting
                     } else {
                         ConnectorState::Stopped
                     };
+                    self.changed.notify_all();
+                    continue;
                 }
-                Err(error) => {
-                    tracing::error!(%error, "the task failed");
-                    inner.state = ConnectorState::Failed;
-                    inner.trace = Some(error.to_string());
-                    if exit_on_failure {
-                        return Err(error);
+                Err(error) => CdcError::from(error),
+            };
+            let asked_to_stop = signals.stopping();
+            let error = if error.is_retried() && !asked_to_stop {
+                let now_ms = u64::try_from(clock.elapsed().as_millis()).unwrap_or(u64::MAX);
+                match backoff.next_delay(now_ms) {
+                    Some(delay) => {
+                        tracing::warn!(
+                            code = error.code().id(),
+                            %error,
+                            attempt = backoff.attempts(),
+                            retry_in_ms = u64::try_from(delay.as_millis()).unwrap_or(u64::MAX),
+                            "the task ended with an error that is retried; it starts again"
+                        );
+                        self.inner.lock().signals = None;
+                        self.wait_before_retry(delay);
+                        let mut inner = self.inner.lock();
+                        if inner.desired == Desired::Stopped {
+                            inner.state = ConnectorState::Stopped;
+                            self.changed.notify_all();
+                        }
+                        continue;
                     }
+                    None => CdcError::new(
+                        error.code(),
+                        format!(
+                            "{} (retried for {} s, cdc.retry.max.time.ms)",
+                            error.message().trim_end_matches('.'),
+                            self.config.retry.max_time.as_secs()
+                        ),
+                    )
+                    .without_retry()
+                    .with_source(error),
                 }
-            }
+            } else {
+                error
+            };
+            tracing::error!(code = error.code().id(), %error, "the task failed");
+            write_stop_event(&self.config, &error, stats.resume_scn());
+            let mut inner = self.inner.lock();
+            inner.signals = None;
+            inner.state = ConnectorState::Failed;
+            inner.trace = Some(error.to_string());
             self.changed.notify_all();
+            if exit_on_failure {
+                return Err(error);
+            }
+        }
+    }
+
+    /// Waits `delay` before a task is started again, or less: until a shutdown, a stop, a
+    /// pause or a restart asked for meanwhile.
+    fn wait_before_retry(&self, delay: Duration) {
+        let until = Instant::now() + delay;
+        let mut inner = self.inner.lock();
+        let desired = inner.desired;
+        while !self.shutdown.load(Ordering::SeqCst) && inner.desired == desired && !inner.restart {
+            if self.changed.wait_until(&mut inner, until).timed_out() {
+                return;
+            }
         }
     }
 

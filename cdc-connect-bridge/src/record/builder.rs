@@ -4,7 +4,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use cdc_core::change::ChangeOp;
-use cdc_core::{TableId, TableLayout};
+use cdc_core::{OpsEvent, Scn, TableId, TableLayout};
 use cdc_logminer::engine::{ChangeRecord, EngineRecord, RecordKind, SchemaChange};
 use cdc_offset::Position;
 use serde_json::{Map, Value as Json};
@@ -127,6 +127,25 @@ impl RecordBuilder {
         self.schema_history.extend(stored);
     }
 
+    /// An ops event written outside the record stream, as `(topic, key, value)`: the `stop`
+    /// event of a task that ended, which commits no offset. `resume_scn` is where the task
+    /// resumes, when it committed or read an offset.
+    pub fn ops_record(
+        &self,
+        event: &OpsEvent,
+        resume_scn: Option<Scn>,
+        now_ms: i64,
+    ) -> (&str, Vec<u8>, Vec<u8>) {
+        let server = &self.settings.server;
+        let key = server_key(server);
+        let value = ops_value(event, server, now_ms, resume_scn);
+        (
+            &self.settings.side_topics.ops,
+            envelope(&self.side.ops_key, &key, self.settings.key_schemas),
+            envelope(&self.side.ops_value, &value, self.settings.value_schemas),
+        )
+    }
+
     /// The Kafka records of one engine record.
     pub fn records(
         &mut self,
@@ -187,7 +206,7 @@ impl RecordBuilder {
                     &self.side.ops_key,
                     server_key(&server),
                     &self.side.ops_value,
-                    ops_value(event, &server, context.now_ms, resume_scn),
+                    ops_value(event, &server, context.now_ms, Some(resume_scn)),
                 ));
                 Ok(())
             }

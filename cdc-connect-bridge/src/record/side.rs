@@ -183,7 +183,7 @@ pub fn server_key(server: &str) -> Json {
 }
 
 /// An ops event's value.
-pub fn ops_value(event: &OpsEvent, server: &str, ts_ms: i64, resume_scn: Scn) -> Json {
+pub fn ops_value(event: &OpsEvent, server: &str, ts_ms: i64, resume_scn: Option<Scn>) -> Json {
     let details: Map<String, Json> = event
         .details
         .iter()
@@ -194,7 +194,10 @@ pub fn ops_value(event: &OpsEvent, server: &str, ts_ms: i64, resume_scn: Scn) ->
     m.insert("type".into(), Json::from(event.kind.as_str()));
     m.insert("ts_ms".into(), Json::from(ts_ms));
     m.insert("server".into(), Json::from(server));
-    m.insert("resume_scn".into(), Json::from(resume_scn.0));
+    m.insert(
+        "resume_scn".into(),
+        resume_scn.map_or(Json::Null, |scn| Json::from(scn.0)),
+    );
     m.insert("details".into(), Json::Object(details));
     Json::Object(m)
 }

@@ -17,7 +17,6 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use cdc_core::CdcError;
 use cdc_core::config::CdcConfig;
 use cdc_core::{OpsEvent, OpsKind};
 use cdc_logminer::engine::{EngineRecord, RecordKind};
@@ -136,7 +135,10 @@ impl Delivery {
         let committer = match mode {
             DeliveryMode::AtLeastOnce => Some(
                 OffsetCommitter::start(Arc::clone(&store), Arc::clone(&stats), window, Some(bell))
-                    .map_err(|e| TaskError::OffsetsThread(e.to_string()))?,
+                    .map_err(|e| TaskError::Thread {
+                        thread: "offsets",
+                        error: e.to_string(),
+                    })?,
             ),
             DeliveryMode::ExactlyOnce => None,
         };
@@ -146,8 +148,10 @@ impl Delivery {
                     .into_iter()
                     .map(|spec| spec.name);
                 Some(
-                    TopicCreator::start(admin, side_topics)
-                        .map_err(|e| TaskError::TopicsThread(e.to_string()))?,
+                    TopicCreator::start(admin, side_topics).map_err(|e| TaskError::Thread {
+                        thread: "topic-creating",
+                        error: e.to_string(),
+                    })?,
                 )
             }
             None => None,
@@ -447,6 +451,7 @@ impl Delivery {
             return Err(error.into());
         }
         self.committed_position = Some(Arc::new(position.clone()));
+        self.stats.note_committed(position.resume.scn);
         let acked = self.producer.acks().lock().acked_records();
         let mut delivery = self.stats.delivery.lock();
         delivery.kafka_transactions_committed += 1;
@@ -561,36 +566,6 @@ impl Delivery {
             }
             DeliveryMode::AtLeastOnce => self.finish(),
         }
-    }
-
-    /// Writes a `stop` ops event for a task the engine stopped, carrying the last delivered
-    /// position (best effort: the task is failing anyway).
-    pub fn report_stop(&mut self, stop: &CdcError) {
-        let Some(position) = self.last_position.clone() else {
-            return;
-        };
-        let code = stop.code();
-        let event = EngineRecord {
-            kind: RecordKind::Ops(OpsEvent {
-                kind: OpsKind::Stop,
-                details: BTreeMap::from([
-                    ("exception".to_owned(), "CdcError".to_owned()),
-                    ("message".to_owned(), stop.to_string()),
-                    ("code".to_owned(), code.id().to_owned()),
-                    ("runbook".to_owned(), code.runbook().to_owned()),
-                    (
-                        "operator_action".to_owned(),
-                        code.operator_action().to_owned(),
-                    ),
-                ]),
-            }),
-            position: Arc::clone(&position),
-        };
-        let outcome = self.handle(event, false).and_then(|()| self.finish());
-        if let Err(error) = outcome {
-            tracing::warn!(%error, "the stop event could not be written");
-        }
-        self.stats.queue_depth.store(0, Ordering::SeqCst);
     }
 }
 
@@ -735,6 +710,7 @@ fn commit_offsets(
         next_write = Instant::now() + OFFSET_WRITE_SPACING;
         match store.write_delivered(&position, if settled { 0 } else { window }) {
             Ok(()) => {
+                stats.note_committed(position.resume.scn);
                 let mut slot = state.slot.lock();
                 slot.written = Some(position);
                 slot.settled_written |= settled;

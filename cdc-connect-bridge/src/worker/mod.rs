@@ -21,14 +21,15 @@ pub mod delivery;
 pub mod eos_boundaries;
 mod queue;
 mod redelivery;
+pub mod stop;
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use cdc_buffer::BufferMetrics;
-use cdc_core::CdcError;
 use cdc_core::config::{CdcConfig, TransactionBoundary};
+use cdc_core::{CdcCode, CdcError, Scn};
 use cdc_logminer::engine::{
     CaptureEngine, EngineMetrics, EngineSettings, SystemClock, source_stop,
 };
@@ -44,7 +45,8 @@ use crate::record::error::BridgeError;
 use crate::record::settings::RecordSettings;
 use crate::worker::delivery::{Delivery, DeliveryMode};
 
-/// Why a task ended other than by being told to.
+/// Why a task ended other than by being told to. Every variant is a stop the operator sees
+/// with its CDC code: [`CdcError::from`] is total.
 #[derive(Debug, thiserror::Error)]
 pub enum TaskError {
     /// The capture engine stopped with a CDC code.
@@ -59,14 +61,12 @@ pub enum TaskError {
     Schemas(Box<OffsetStoreError>),
     #[error(transparent)]
     Record(Box<BridgeError>),
-    #[error("the mining thread ended unexpectedly")]
+    /// The mining thread ended without its result (it panicked).
+    #[error("the mining thread ended without its result (see the panic in the log)")]
     MiningThread,
-    /// The thread that writes at-least-once offsets could not be started.
-    #[error("the offsets thread could not start: {0}")]
-    OffsetsThread(String),
-    /// The thread that creates table topics could not be started.
-    #[error("the topic-creating thread could not start: {0}")]
-    TopicsThread(String),
+    /// A thread of the task could not be started.
+    #[error("the {thread} thread could not start: {error}")]
+    Thread { thread: &'static str, error: String },
 }
 
 macro_rules! boxed_from {
@@ -93,12 +93,31 @@ impl From<SourceSetupError> for TaskError {
     }
 }
 
-impl TaskError {
-    /// The CDC code of the error, for the `stop` ops event and the status trace.
-    pub fn cdc(&self) -> Option<&CdcError> {
-        match self {
-            TaskError::Stop(e) => Some(e),
-            _ => None,
+impl From<TaskError> for CdcError {
+    /// The stop the operator sees: the status trace, the `stop` ops event, the exit message.
+    fn from(error: TaskError) -> CdcError {
+        match error {
+            TaskError::Stop(stop) => *stop,
+            TaskError::Kafka(failure) => (*failure).into(),
+            TaskError::Offsets(failure) => (*failure).into(),
+            TaskError::Schemas(failure) => {
+                let inner = CdcError::from(*failure);
+                let retried = inner.is_retried();
+                let error = CdcError::new(
+                    inner.code(),
+                    format!("reading the schema topic back: {}", inner.message()),
+                )
+                .with_source(inner);
+                if retried {
+                    error
+                } else {
+                    error.without_retry()
+                }
+            }
+            TaskError::Record(failure) => (*failure).into(),
+            error @ (TaskError::MiningThread | TaskError::Thread { .. }) => {
+                CdcError::new(CdcCode::TaskThread, error.to_string())
+            }
         }
     }
 }
@@ -114,6 +133,12 @@ pub struct TaskStats {
     /// At least once: the producer's delivery tracker, so that the acknowledged count is read
     /// as it stands, not as the delivery thread last offered it (up to its idle tick late).
     acks: OnceLock<Arc<Mutex<acks::AckTracker>>>,
+    /// The resume SCN of the last offset committed (or read at start); 0 for none yet. The
+    /// `stop` ops event carries it.
+    resume_scn: AtomicU64,
+    /// The task got past its start: its clients, topics, offsets and source are set up and
+    /// delivery began. A retried failure after that begins a new retry budget.
+    started: AtomicBool,
 }
 
 impl TaskStats {
@@ -126,6 +151,26 @@ impl TaskStats {
             delivery.records_acknowledged = delivery.records_acknowledged.max(acked);
         }
         delivery
+    }
+}
+
+impl TaskStats {
+    /// An offset resuming at `scn` was committed (or read at start).
+    pub(crate) fn note_committed(&self, scn: Scn) {
+        self.resume_scn.store(scn.0, Ordering::Relaxed);
+    }
+
+    /// Where the task resumes from, as far as it committed; `None` before any offset.
+    pub fn resume_scn(&self) -> Option<Scn> {
+        match self.resume_scn.load(Ordering::Relaxed) {
+            0 => None,
+            scn => Some(Scn(scn)),
+        }
+    }
+
+    /// Whether the task got past its start (see [`TaskStats::started`]'s field).
+    pub fn started(&self) -> bool {
+        self.started.load(Ordering::SeqCst)
     }
 }
 
@@ -143,6 +188,8 @@ impl Default for TaskStats {
             }),
             queue_depth: AtomicU64::new(0),
             acks: OnceLock::new(),
+            resume_scn: AtomicU64::new(0),
+            started: AtomicBool::new(false),
         }
     }
 }
@@ -232,14 +279,6 @@ pub fn run_task(
     options: TaskOptions,
 ) -> Result<(), TaskError> {
     let clients = KafkaClients::from_config(config)?;
-    let mut admin = if options.create_topics {
-        Some(clients.admin()?)
-    } else {
-        None
-    };
-    if let Some(admin) = admin.as_mut() {
-        admin.ensure_all(&side_topic_specs(config))?;
-    }
     let mode = delivery_mode(config);
     let acks = Arc::new(Mutex::new(acks::AckTracker::new()));
     // exactly-once counts a record once its Kafka transaction committed, which the delivery
@@ -251,8 +290,26 @@ pub fn run_task(
     let producer = clients.producer(
         (mode == DeliveryMode::ExactlyOnce).then_some(txn_id.as_str()),
         Arc::clone(&acks),
-        admin.is_some(),
+        options.create_topics,
     )?;
+    // a cluster that does not answer is found here, in seconds, and retried (CDC-9001),
+    // rather than by the first admin call's timeout
+    producer.wait_for_brokers(
+        &clients.bootstrap,
+        &config.connect.offset_storage_topic,
+        &|| signals.stopping(),
+    )?;
+    if signals.stopping() {
+        return Ok(());
+    }
+    let mut admin = if options.create_topics {
+        Some(clients.admin()?)
+    } else {
+        None
+    };
+    if let Some(admin) = admin.as_mut() {
+        admin.ensure_all(&side_topic_specs(config))?;
+    }
     // Fence any zombie of a previous run before reading the offsets it may have committed.
     if mode == DeliveryMode::ExactlyOnce {
         producer.init_transactions()?;
@@ -267,13 +324,18 @@ pub fn run_task(
         options.create_topics,
     )?);
     let stored = store.read_latest_stored()?;
+    if let Some(stored) = &stored {
+        stats.note_committed(stored.position.resume.scn);
+    }
     tracing::info!(
         connector = %config.connect.name,
         mode = ?mode,
         resume_scn = stored.as_ref().map(|s| s.position.resume.scn.0),
         "task starting"
     );
-
+    if signals.stopping() {
+        return Ok(());
+    }
     let source = cdc_logminer::source::from_config(config, stored.as_ref().map(|s| &s.position))?;
     run_with_source(
         config, source, stored, stats, signals, producer, store, admin, mode,
@@ -336,6 +398,7 @@ fn run_with_source<S: RedoSource + Send + 'static>(
     if let (Some(stored), Some(reader)) = (&stored, reader) {
         delivery.skip_present(stored, reader);
     }
+    stats.started.store(true, Ordering::SeqCst);
     let mining_stop = Arc::new(AtomicBool::new(false));
     let mining = {
         let stats = Arc::clone(stats);
@@ -365,10 +428,7 @@ fn run_with_source<S: RedoSource + Send + 'static>(
     finished?;
     match mined {
         Err(_) => Err(TaskError::MiningThread),
-        Ok(Err(stop)) => {
-            delivery.report_stop(&stop);
-            Err(stop.into())
-        }
+        Ok(Err(stop)) => Err(stop.into()),
         Ok(Ok(())) => Ok(()),
     }
 }
@@ -382,6 +442,14 @@ pub(crate) const QUEUE_MAX_BYTES: usize = 64 << 20;
 /// transaction at a boundary (exactly once) or hands on what was acknowledged (at least once).
 const QUIET_TICK: Duration = Duration::from_millis(20);
 
+/// How long a stopping task waits for a boundary between Oracle transactions: the shutdown
+/// timeout less the time it needs to end its Kafka transaction and commit (a quarter of the
+/// timeout, at most 2 s), so that the whole stop fits in `cdc.shutdown.timeout.ms`, after which
+/// the binary exits whatever the task is waiting on.
+pub fn boundary_wait(shutdown_timeout: Duration) -> Duration {
+    shutdown_timeout.saturating_sub((shutdown_timeout / 4).min(Duration::from_secs(2)))
+}
+
 /// The delivery loop: takes engine records from the queue until told to stop or the engine
 /// ended, stopping only at a boundary between Oracle transactions (or after the shutdown
 /// timeout). It waits on one thing ([`queue::QueueReceiver::next`]): a signal, the next
@@ -393,15 +461,16 @@ fn deliver(
     config: &CdcConfig,
 ) -> Result<(), TaskError> {
     let mut stop_since: Option<Instant> = None;
+    let boundary_wait = boundary_wait(config.poll.shutdown_timeout);
     loop {
         delivery.check()?;
         let mut deadline = Instant::now() + QUIET_TICK;
         let paused = if signals.stopping() {
             let since = *stop_since.get_or_insert_with(Instant::now);
-            if delivery.at_boundary() || since.elapsed() >= config.poll.shutdown_timeout {
+            if delivery.at_boundary() || since.elapsed() >= boundary_wait {
                 return Ok(());
             }
-            deadline = deadline.min(since + config.poll.shutdown_timeout);
+            deadline = deadline.min(since + boundary_wait);
             false
         } else {
             signals.pausing() && delivery.at_boundary()
@@ -489,5 +558,92 @@ mod tests {
         assert_eq!(stats.delivery().records_acknowledged, 5);
         stats.queue_depth.store(3, Ordering::SeqCst);
         assert_eq!(stats.delivery().queue_depth, 3);
+    }
+
+    #[test]
+    fn every_task_error_is_a_coded_stop() {
+        let cases: Vec<(TaskError, CdcCode)> = vec![
+            (
+                CdcError::new(CdcCode::LogPurged, "gone").into(),
+                CdcCode::LogPurged,
+            ),
+            (KafkaFailure::NoBrokers.into(), CdcCode::KafkaClientSetup),
+            (
+                OffsetStoreError::NotCompacted {
+                    topic: "o".into(),
+                    policy: "delete".into(),
+                }
+                .into(),
+                CdcCode::OffsetsStore,
+            ),
+            (
+                TaskError::Schemas(Box::new(OffsetStoreError::ReadTimeout {
+                    topic: "s".into(),
+                    waited: Duration::from_secs(1),
+                    pending: 1,
+                })),
+                CdcCode::KafkaUnavailable,
+            ),
+            (
+                BridgeError::NoKey {
+                    table: "APP.T".into(),
+                }
+                .into(),
+                CdcCode::Decode,
+            ),
+            (
+                BridgeError::NameCollision {
+                    what: "tables",
+                    first: "A.B".into(),
+                    second: "A_B".into(),
+                    name: "a_b".into(),
+                }
+                .into(),
+                CdcCode::NameCollision,
+            ),
+            (TaskError::MiningThread, CdcCode::TaskThread),
+            (
+                TaskError::Thread {
+                    thread: "offsets",
+                    error: "Resource temporarily unavailable".into(),
+                },
+                CdcCode::TaskThread,
+            ),
+        ];
+        for (error, code) in cases {
+            let shown = error.to_string();
+            let stop = CdcError::from(error);
+            assert_eq!(stop.code(), code, "{shown}");
+            let text = stop.to_string();
+            assert!(text.starts_with(&format!("[{}] ", code.id())), "{text}");
+            assert!(text.contains("Operator action: "), "{text}");
+            assert!(text.ends_with(code.runbook()), "{text}");
+        }
+        // the schema topic's context is kept, and so is a retried class
+        let schemas = CdcError::from(TaskError::Schemas(Box::new(
+            OffsetStoreError::ReadTimeout {
+                topic: "s".into(),
+                waited: Duration::from_secs(1),
+                pending: 1,
+            },
+        )));
+        assert!(
+            schemas
+                .message()
+                .starts_with("reading the schema topic back: ")
+        );
+        assert!(schemas.is_retried());
+    }
+
+    #[test]
+    fn a_stop_waits_for_a_boundary_less_than_the_shutdown_timeout() {
+        assert_eq!(
+            boundary_wait(Duration::from_secs(30)),
+            Duration::from_secs(28)
+        );
+        assert_eq!(
+            boundary_wait(Duration::from_secs(1)),
+            Duration::from_millis(750)
+        );
     }
 }

@@ -26,6 +26,10 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 /// Exit code of a command line or configuration mistake.
 const EXIT_USAGE: u8 = 64;
 
+/// Exit code of a stop (SIGINT, SIGTERM) that the task did not finish within
+/// `cdc.shutdown.timeout.ms`: the process exited without it.
+const EXIT_STOP_FORCED: i32 = 2;
+
 #[derive(Debug, Parser)]
 #[command(
     name = "oracle-cdc",
@@ -252,10 +256,22 @@ async fn serve(
     ));
 
     let on_signal = Arc::clone(&connector);
+    let shutdown_timeout = connector.config().poll.shutdown_timeout;
     tokio::spawn(async move {
         wait_for_signal().await;
         tracing::info!("stopping: finishing the open Kafka transaction and committing offsets");
         on_signal.shutdown();
+        // whatever the task waits on (a broker, a mining step), the stop is honoured in time:
+        // exiting is as safe as a kill, the next start resumes from the committed offset
+        tokio::time::sleep(shutdown_timeout).await;
+        let message = format!(
+            "the task did not stop within cdc.shutdown.timeout.ms ({} ms); exiting without \
+             waiting for it: nothing is lost, the next start resumes from the last committed \
+             offset",
+            shutdown_timeout.as_millis()
+        );
+        report_failure(&message);
+        std::process::exit(EXIT_STOP_FORCED);
     });
 
     let supervisor = Arc::clone(&connector);

@@ -1,0 +1,137 @@
+//! Every stop of the `oracle-cdc` binary carries a CDC code, its operator action and runbook,
+//! and a `stop` event on the ops topic when Kafka can take one; a Kafka cluster that does not
+//! answer is retried within `cdc.retry.max.time.ms`, not a failure after one timeout; and a
+//! stop request is honoured whatever the task is waiting on.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use crate::e2e_support::*;
+
+/// A port on this machine where nothing listens.
+fn closed_port() -> String {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let address = listener.local_addr().unwrap().to_string();
+    drop(listener);
+    address
+}
+
+/// No broker listens at `bootstrap.servers`: the task start finds it out within seconds
+/// (CDC-9001, retried), starts again after a backoff while the budget lasts, and then stops
+/// with CDC-9001 saying how long it retried, its operator action and runbook. No stop event
+/// is attempted on a cluster that cannot be reached.
+#[test]
+fn an_unreachable_broker_is_retried_within_the_budget_then_a_coded_stop() {
+    let mut setup = Setup::new("unreachable", &closed_port(), 10, false);
+    setup.set("cdc.retry.max.time.ms", "1000");
+    let started = Instant::now();
+    let out = Command::new(env!("CARGO_BIN_EXE_oracle-cdc"))
+        .args(["run", "--exit-on-failure", "--config"])
+        .arg(setup.write())
+        .env("RUST_LOG", "info,rdkafka=off")
+        .output()
+        .unwrap();
+    let took = started.elapsed();
+    let log = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{log}");
+    // one retry: the budget (1 s) is spent by the second attempt's wait
+    let retries = log.matches("it starts again").count();
+    assert_eq!(retries, 1, "{log}");
+    for part in [
+        "[CDC-9001] no Kafka broker of",
+        "(retried for 1 s, cdc.retry.max.time.ms)",
+        "Operator action: Bring the brokers",
+        "Runbook: docs/runbooks.md#cdc-9001",
+        "the stop event is not written to the ops topic",
+    ] {
+        assert!(log.contains(part), "{part:?} missing:\n{log}");
+    }
+    // two waits of 10 s and a backoff of about 1 s, not librdkafka's minute-long timeouts
+    assert!(took < Duration::from_secs(40), "took {took:?}:\n{log}");
+}
+
+/// SIGTERM while the task waits for a broker that does not answer: the process exits 0
+/// within `cdc.shutdown.timeout.ms`, not once the wait is over.
+#[test]
+fn sigterm_while_waiting_for_an_unreachable_broker_exits_within_the_shutdown_timeout() {
+    let mut setup = Setup::new("unreachable-stop", &closed_port(), 10, false);
+    setup.set("cdc.shutdown.timeout.ms", "3000");
+    let log = setup.dir.path().join("run.log");
+    let run = Running::start(&setup.write(), &log);
+    assert!(
+        wait_for(Duration::from_secs(20), || run
+            .log_text()
+            .contains("oracle-cdc starting")),
+        "{}",
+        run.log_text()
+    );
+    std::thread::sleep(Duration::from_millis(1500));
+    let started = Instant::now();
+    let status = run.terminate(Duration::from_secs(10));
+    let took = started.elapsed();
+    let text = std::fs::read_to_string(&log).unwrap_or_default();
+    assert_eq!(status.code(), Some(0), "{text}");
+    assert!(took < Duration::from_secs(3), "took {took:?}:\n{text}");
+}
+
+/// The stop the issue found without a code: a table without a key while
+/// `cdc.key.missing=fail` is CDC-3001 with its operator action and runbook, in the exit
+/// message and in a `stop` event on the ops topic.
+#[test]
+fn a_table_without_a_key_is_cdc_3001_with_a_stop_event() {
+    let Some(broker) = broker() else {
+        return;
+    };
+    let mut setup = Setup::new("no-key", &broker, 200, false);
+    setup.set("cdc.key.missing", "fail");
+    let out = Command::new(env!("CARGO_BIN_EXE_oracle-cdc"))
+        .args(["run", "--exit-on-failure", "--config"])
+        .arg(setup.write())
+        .env("RUST_LOG", "info,rdkafka=warn")
+        .output()
+        .unwrap();
+    let log = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{log}");
+    for part in [
+        "[CDC-3001] table ",
+        "has no primary key",
+        "Runbook: docs/runbooks.md#cdc-3001",
+    ] {
+        assert!(log.contains(part), "{part:?} missing:\n{log}");
+    }
+    let ops = setup.config().topics.ops;
+    let wanted = |t: &str| t == ops;
+    let stops_of = |records: &[cdc_connect_bridge::kafka::readback::ReadRecord]| {
+        records
+            .iter()
+            .filter_map(|r| r.value_json())
+            .map(|v| v.get("payload").cloned().unwrap_or(v))
+            .filter(|p| p["type"] == "stop")
+            .collect::<Vec<serde_json::Value>>()
+    };
+    let (records, _) = cdc_connect_bridge::kafka::readback::read_until(
+        &setup.broker,
+        &wanted,
+        false,
+        Duration::from_secs(10),
+        &mut |records| !stops_of(records).is_empty(),
+    )
+    .unwrap();
+    let stops = stops_of(&records);
+    assert_eq!(stops.len(), 1, "{stops:?}");
+    let details = &stops[0]["details"];
+    assert_eq!(details["code"], "CDC-3001", "{details}");
+    assert_eq!(details["runbook"], "docs/runbooks.md#cdc-3001", "{details}");
+    assert_eq!(
+        details["operator_action"],
+        cdc_core::CdcCode::Decode.operator_action(),
+        "{details}"
+    );
+    assert!(
+        details["message"]
+            .as_str()
+            .is_some_and(|m| m.starts_with("[CDC-3001] table ")),
+        "{details}"
+    );
+}
