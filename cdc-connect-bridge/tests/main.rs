@@ -9,6 +9,7 @@ mod e2e_support;
 mod support;
 
 mod e2e;
+mod examples;
 mod golden;
 mod kafka_topics;
 mod offsets_kafka;

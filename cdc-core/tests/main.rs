@@ -4,6 +4,7 @@
 mod config_defaults;
 mod config_doc;
 mod config_errors;
+mod config_examples;
 mod config_parse;
 mod config_tables;
 mod records_doc;
