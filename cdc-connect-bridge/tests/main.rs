@@ -1,5 +1,6 @@
 //! cdc-connect-bridge's integration tests, one binary with a module per area: the record
-//! format (golden files, Connect types), the REST API, and the Kafka tests against a real broker
+//! format (golden files, Connect types), the REST API, what each configuration key changes
+//! (`config_keys`), and the Kafka tests against a real broker
 //! (offsets topic, topics, the `oracle-cdc` binary end to end, restarts over the simulator).
 // the tests check the topics with clients of their own, as an outside consumer would, not
 // through the connector's client builder
@@ -8,6 +9,7 @@
 mod e2e_support;
 mod support;
 
+mod config_keys;
 mod e2e;
 mod examples;
 mod golden;

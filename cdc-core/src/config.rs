@@ -46,7 +46,7 @@ pub use settings::{
     DatabaseSettings, DecodeSettings, DictionarySettings, EosSettings, HeartbeatSettings,
     JournalSettings, KafkaSettings, KeySettings, LobSettings, MiningSettings, OracleLogin,
     PollSettings, RestSettings, RetrySettings, SimSettings, SnapshotSettings, TopicSettings,
-    TransactionSettings, TrustStore, default_spill_dir,
+    TransactionSettings, default_spill_dir,
 };
 pub use tables::{NamePatterns, TableMap, TableSelection, qualified_table};
 pub use topics::{MAX_TOPIC_LEN, TopicTemplate, TopicVar, sanitize_topic_name};

@@ -424,10 +424,23 @@ fn secrets_never_show_in_debug_or_errors() {
     let shown_raw = format!("{config:?}");
     let errors = config.validate().unwrap_err();
     let shown_errors = format!("{errors:?} {errors}");
+    // the refused keys are reported, their secrets masked
+    for key in [
+        "cdc.database.tls.truststore.location",
+        "cdc.database.tls.truststore.password",
+    ] {
+        assert!(errors.keys().contains(&key), "{errors}");
+    }
 
-    config.remove("cdc.mining.max.logs.per.stpe");
-    config.remove("cdc.buffer.memory.max.bytes");
-    config.remove("cdc.capture.mode");
+    for key in [
+        "cdc.mining.max.logs.per.stpe",
+        "cdc.buffer.memory.max.bytes",
+        "cdc.capture.mode",
+        "cdc.database.tls.truststore.location",
+        "cdc.database.tls.truststore.password",
+    ] {
+        config.remove(key);
+    }
     let typed = config.validate().unwrap();
     let shown_typed = format!("{typed:?}");
     for secret in secrets {
@@ -440,24 +453,10 @@ fn secrets_never_show_in_debug_or_errors() {
     // The values are all still there for the clients that need them.
     let login = typed.database.login.as_ref().unwrap();
     assert_eq!(login.password.expose_secret(), PASSWORD);
-    let trust = typed.database.truststore.as_ref().unwrap();
-    assert_eq!(
-        trust.password.as_ref().map(Secret::expose_secret),
-        Some("trust-Pa55")
-    );
     let kafka: Vec<_> = typed.kafka.client_properties.iter_exposed().collect();
     assert!(
         kafka.contains(&("sasl.password", "kafka-Pa55")),
         "{kafka:?}"
-    );
-    assert_eq!(
-        typed
-            .database
-            .connection_properties
-            .get("password")
-            .unwrap()
-            .expose(),
-        "drv-Pa55"
     );
 }
 
@@ -521,11 +520,127 @@ fn converters_other_than_json_are_refused() {
         let avro = sim(&[(key, "io.confluent.connect.avro.AvroConverter")]);
         let errors = avro.validate().unwrap_err();
         assert_eq!(errors.keys(), [key], "{errors}");
+        let Problem::Unsupported { supported, .. } = &errors.errors()[0].problem else {
+            panic!("{errors}");
+        };
+        assert_eq!(supported, "org.apache.kafka.connect.json.JsonConverter");
         let text = errors.to_string();
-        assert!(
-            text.contains("only org.apache.kafka.connect.json.JsonConverter is supported"),
-            "{text}"
-        );
         assert!(text.contains("AvroConverter"), "{text}");
+    }
+}
+
+/// Kafka Connect's rules, with this binary as a worker whose exactly-once source support is
+/// on: `required` refuses a configuration the connector cannot deliver exactly once, the
+/// boundary decides the delivery, and `interval` (not built) is refused naming what is.
+#[test]
+fn exactly_once_support_and_transaction_boundary_combine_as_connect_combines_them() {
+    // (exactly.once.support, transaction.boundary) → exactly once, or the key refused
+    let table: [(&str, &str, Result<bool, &str>); 6] = [
+        ("requested", "poll", Ok(false)),
+        ("requested", "connector", Ok(true)),
+        ("required", "connector", Ok(true)),
+        ("required", "poll", Err("exactly.once.support")),
+        ("requested", "interval", Err("transaction.boundary")),
+        ("required", "interval", Err("transaction.boundary")),
+    ];
+    for (support, boundary, expected) in table {
+        let config = sim(&[
+            ("exactly.once.support", support),
+            ("transaction.boundary", boundary),
+        ]);
+        match (config.validate(), expected) {
+            (Ok(typed), Ok(exactly_once)) => {
+                assert_eq!(
+                    typed.is_exactly_once(),
+                    exactly_once,
+                    "{support}/{boundary}"
+                );
+            }
+            (Err(errors), Err(key)) => {
+                assert_eq!(errors.keys(), [key], "{support}/{boundary}: {errors}");
+                let text = errors.to_string();
+                assert!(
+                    text.contains(&format!(
+                        "= \"{}\"",
+                        if key == "transaction.boundary" {
+                            boundary
+                        } else {
+                            support
+                        }
+                    )),
+                    "{text}"
+                );
+                assert!(
+                    text.contains("connector"),
+                    "names what is supported: {text}"
+                );
+            }
+            (got, expected) => panic!("{support}/{boundary}: {got:?}, expected {expected:?}"),
+        }
+    }
+    // the default is Connect's: requested with poll, at least once
+    assert!(!sim(&[]).validate().unwrap().is_exactly_once());
+    let interval = sim(&[("transaction.boundary", "interval")])
+        .validate()
+        .unwrap_err();
+    let Problem::Unsupported { supported, .. } = &interval.errors()[0].problem else {
+        panic!("{interval}");
+    };
+    assert_eq!(supported, "poll, connector");
+}
+
+/// The wallet is part of the address built from the host; beside a connect string, which is
+/// handed to the client whole, it would be ignored, so the configuration is refused.
+#[test]
+fn a_wallet_applies_to_the_address_built_from_the_host() {
+    let oracle = |extra: &[(&str, &str)]| {
+        let mut config = Config::from_pairs([
+            ("name", "demo"),
+            ("cdc.topic.prefix", "cdc"),
+            ("cdc.tables.include", "APP\\..*"),
+            ("cdc.database.user", "C##CDC"),
+            ("cdc.database.password", PASSWORD),
+            ("cdc.database.wallet.location", "/etc/oracle/wallet"),
+        ]);
+        for (key, value) in extra {
+            config.set(*key, *value);
+        }
+        config.validate()
+    };
+    let host = oracle(&[
+        ("cdc.database.host", "db"),
+        ("cdc.database.service", "ORCL"),
+    ])
+    .unwrap();
+    assert_eq!(
+        host.database.wallet_location.as_deref(),
+        Some(Path::new("/etc/oracle/wallet"))
+    );
+    let errors = oracle(&[("cdc.database.url", "//db:1521/ORCL")]).unwrap_err();
+    assert_eq!(errors.keys(), ["cdc.database.wallet.location"], "{errors}");
+    assert!(
+        errors.to_string().contains("MY_WALLET_DIRECTORY"),
+        "{errors}"
+    );
+}
+
+/// A Java trust store cannot reach the Oracle client: setting one is an error that says what
+/// to use instead, never a connection without the trust it was meant to give.
+#[test]
+fn trust_stores_are_refused_naming_what_to_use() {
+    for (key, value) in [
+        ("cdc.database.tls.truststore.location", "/etc/cdc/trust.jks"),
+        ("cdc.database.tls.truststore.password", "trust-Pa55"),
+        ("cdc.database.tls.truststore.type", "PKCS12"),
+    ] {
+        let errors = sim(&[(key, value)]).validate().unwrap_err();
+        assert_eq!(errors.keys(), [key], "{errors}");
+        let Problem::Unsupported { supported, .. } = &errors.errors()[0].problem else {
+            panic!("{errors}");
+        };
+        assert!(supported.contains("cdc.database.url"), "{supported}");
+        assert!(!errors.to_string().contains("trust-Pa55"), "{errors}");
+        // empty is "not set"
+        assert!(sim(&[(key, "")]).validate().is_ok(), "{key}=");
     }
 }

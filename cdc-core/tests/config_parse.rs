@@ -149,6 +149,11 @@ fn connect_body_form() {
 
     let typed = config.validate().unwrap();
     assert!(typed.warnings().is_empty(), "{:?}", typed.warnings());
+    // Connect's identity key is accepted and kept as given
+    assert_eq!(
+        typed.connect.connector_class.as_deref(),
+        Some("OracleCdcSourceConnector")
+    );
     assert_eq!(
         typed.connect.transaction_boundary,
         TransactionBoundary::Connector

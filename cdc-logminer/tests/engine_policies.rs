@@ -1141,3 +1141,49 @@ fn past_the_bound_a_failure_is_acted_on_at_once() {
     );
     assert!(delivered_ids(&records).is_empty());
 }
+
+/// `cdc.mining.fetch.size`: the mining query fetches its rows that many at a time, so a
+/// smaller size takes more round trips for the same redo, and the changes are the same.
+#[test]
+fn the_mining_query_fetches_rows_in_batches_of_the_fetch_size() {
+    use cdc_logminer::sim::{SimConfig, SimSource, WorkloadConfig};
+
+    let db = finished_database(
+        29,
+        SimConfig::default(),
+        WorkloadConfig {
+            changes: 400,
+            ..WorkloadConfig::default()
+        },
+    );
+    let run = |fetch_size: u32| {
+        let spill = tempfile::tempdir().unwrap();
+        let clock = ManualClock::default();
+        let mut s = settings(&spill);
+        s.start_scn = Some(oldest_scn(&db));
+        s.fetch_size = fetch_size;
+        let mut engine =
+            CaptureEngine::open(SimSource::new(db.clone()), s, None, Box::new(clock.clone()))
+                .unwrap();
+        let mut records = Vec::new();
+        run_until_quiet(&mut engine, &clock, &mut records, 3).unwrap();
+        let source = engine.source();
+        (source.fetches(), source.mined_rows(), changes(&records))
+    };
+    let (few, rows, wide) = run(1_000_000);
+    let (many, same_rows, narrow) = run(100);
+    assert_eq!(rows, same_rows);
+    assert_eq!(
+        wide, narrow,
+        "the fetch size changes round trips, not what is delivered"
+    );
+    assert!(rows > 300, "enough rows to need several fetches: {rows}");
+    assert!(
+        many >= rows / 100,
+        "{many} round trips for {rows} rows at 100 a fetch"
+    );
+    assert!(
+        few < many,
+        "{few} round trips at a million a fetch, {many} at 100"
+    );
+}

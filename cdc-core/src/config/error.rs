@@ -49,6 +49,9 @@ pub enum Problem {
     },
     /// The value is allowed alone but not together with another key.
     Conflict { detail: String },
+    /// The key or value is valid, but what it asks for is not built (or cannot be honoured):
+    /// `detail` says why, `supported` what is.
+    Unsupported { detail: String, supported: String },
 }
 
 /// One validation problem.
@@ -93,6 +96,9 @@ impl fmt::Display for ConfigError {
                 detail: None,
             } => write!(f, ": allowed: {allowed}"),
             Problem::Conflict { detail } => write!(f, ": {detail}"),
+            Problem::Unsupported { detail, supported } => {
+                write!(f, ": {detail}; supported: {supported}")
+            }
         }
     }
 }

@@ -73,7 +73,23 @@ impl Group {
         match self {
             Group::Connect => {
                 "The keys Kafka Connect itself defines that this connector reads. Other keys \
-                 without the `cdc.` prefix are kept and passed through unchanged."
+                 without the `cdc.` prefix are accepted and kept as given (`GET \
+                 /connectors/<name>/config` shows them), but nothing reads them: worker and \
+                 producer settings such as `producer.override.*` go in `cdc.kafka.*`.\n\n\
+                 `oracle-cdc` runs where a Connect worker would, and as a worker with \
+                 exactly-once source support enabled it combines `exactly.once.support` and \
+                 `transaction.boundary` as Connect does: `required` is a preflight check that \
+                 refuses a configuration the connector cannot deliver exactly once, \
+                 `requested` checks nothing, and the boundary decides. The connector defines \
+                 its own boundaries (Oracle commits), and a Kafka transaction per poll or per \
+                 interval is not built, so:\n\n\
+                 | `exactly.once.support` | `transaction.boundary` | Delivery |\n\
+                 |---|---|---|\n\
+                 | `requested` (default) | `poll` (default) | at least once |\n\
+                 | `requested` | `connector` | exactly once |\n\
+                 | `required` | `connector` | exactly once |\n\
+                 | `required` | `poll` | refused at validation: at least once is not exactly once |\n\
+                 | either | `interval` | refused at validation: not built |"
             }
             Group::Source => {
                 "Where redo comes from. `sim` runs the whole pipeline on the deterministic redo \
@@ -104,8 +120,8 @@ impl Group {
                 "Topic names. `${prefix}` in any topic name is replaced by `cdc.topic.prefix`."
             }
             Group::Kafka => {
-                "The connector's own Kafka clients (admin, journal, schema, signals). Every \
-                 `cdc.kafka.*` key is handed to them with the prefix removed."
+                "The connector's Kafka clients (producer, admin, offsets and schema readers). \
+                 Every `cdc.kafka.*` key is handed to them with the prefix removed."
             }
             Group::Snapshot => {
                 "Reading captured tables whole, `AS OF SCN`, interleaved with streaming."
@@ -123,10 +139,14 @@ impl Group {
 /// Whether a key does something yet.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum KeyStatus {
-    /// Implemented.
+    /// Implemented: [`KeySpec::shown_by`] names the tests that show its effect.
     Built,
-    /// Accepted and validated, but not implemented yet; setting it yields a warning.
+    /// Accepted and validated, but not implemented yet ([`KeySpec::why`] says what it waits
+    /// for); setting it yields a [`WarningKind::ReservedKey`](super::WarningKind) warning.
     Reserved,
+    /// Known, so that the error can say why, but any value given is refused: it cannot be
+    /// honoured ([`KeySpec::why`]), and [`KeySpec::instead`] says what does the job.
+    Refused,
 }
 
 impl KeyStatus {
@@ -134,6 +154,7 @@ impl KeyStatus {
         match self {
             KeyStatus::Built => "built",
             KeyStatus::Reserved => "reserved",
+            KeyStatus::Refused => "refused",
         }
     }
 }
@@ -345,6 +366,19 @@ pub struct KeySpec {
     pub status: KeyStatus,
     /// One line: what the key does.
     pub doc: &'static str,
+    /// The tests that show a built key's effect, each `crate/path/file.rs::test_name` from the
+    /// workspace root; the `config_keys` test checks that each exists.
+    pub shown_by: &'static [&'static str],
+    /// The values that are built, when the kind accepts more (`cdc.lob.mode`: `skip`); any
+    /// other value is refused at validation. Empty: every value the kind accepts.
+    pub supported: &'static [&'static str],
+    /// Why values outside [`Self::supported`] are refused; said in the error and the docs.
+    pub refusal: &'static str,
+    /// Why a reserved key does nothing yet, or why a refused key is refused; said in warnings,
+    /// errors and the docs.
+    pub why: &'static str,
+    /// For a refused key: what to use instead.
+    pub instead: &'static str,
 }
 
 impl KeySpec {
@@ -363,17 +397,55 @@ impl KeySpec {
             default,
             status: KeyStatus::Built,
             doc,
+            shown_by: &[],
+            supported: &[],
+            refusal: "",
+            why: "",
+            instead: "",
         }
     }
 
-    const fn reserved(mut self) -> KeySpec {
+    /// The tests that show the key's effect.
+    const fn shown_by(mut self, tests: &'static [&'static str]) -> KeySpec {
+        self.shown_by = tests;
+        self
+    }
+
+    /// Not built yet: accepted, warned about when set, documented as reserved.
+    const fn reserved(mut self, why: &'static str) -> KeySpec {
         self.status = KeyStatus::Reserved;
+        self.why = why;
+        self
+    }
+
+    /// Only `values` are built; the others the kind accepts are refused, saying `why`.
+    const fn supporting(mut self, values: &'static [&'static str], why: &'static str) -> KeySpec {
+        self.supported = values;
+        self.refusal = why;
+        self
+    }
+
+    /// Any value is refused: the key cannot be honoured (`why`); `instead` does the job.
+    const fn refused(mut self, why: &'static str, instead: &'static str) -> KeySpec {
+        self.status = KeyStatus::Refused;
+        self.why = why;
+        self.instead = instead;
         self
     }
 
     const fn prefix(mut self, placeholder: &'static str) -> KeySpec {
         self.shape = KeyShape::Prefix { placeholder };
         self
+    }
+
+    /// Whether `value` (as given, already valid for the kind) is one of the built values.
+    pub fn is_supported(&self, value: &str) -> bool {
+        let value = value.trim();
+        self.supported.is_empty()
+            || self.supported.iter().any(|supported| match self.kind {
+                KeyKind::Choice(_) => supported.eq_ignore_ascii_case(value),
+                _ => *supported == value,
+            })
     }
 
     /// The key as documented: `cdc.kafka.*` for a prefix family.
@@ -422,259 +494,431 @@ const fn int(min: i64, max: i64) -> KeyKind {
 
 const ORACLE_ONLY: KeyDefault = Conditional("when cdc.source=oracle");
 
+// The tests that many keys name: how a validated configuration reaches the engine, the
+// record builder and the Kafka side.
+const ENGINE_SETTINGS: &str =
+    "cdc-logminer/src/engine/settings.rs::settings_from_a_connector_configuration";
+const CONNECT_OPTIONS: &str =
+    "cdc-logminer/src/source/configured.rs::database_keys_reach_the_connect_options";
+const SIM_KEYS: &str =
+    "cdc-logminer/src/source/configured.rs::sim_keys_shape_the_simulated_database";
+const SIDE_TOPICS: &str =
+    "cdc-connect-bridge/tests/config_keys.rs::side_topics_follow_the_topic_keys";
+const RECORD_KEYS: &str = "cdc-connect-bridge/tests/config_keys.rs::record_keys_shape_the_records";
+const KAFKA_CLIENTS: &str = "cdc-connect-bridge/tests/config_keys.rs::kafka_clients_take_the_brokers_and_the_cdc_kafka_properties";
+const DELIVERY_MODE: &str = "cdc-connect-bridge/tests/config_keys.rs::delivery_follows_exactly_once_support_and_the_transaction_boundary";
+const EOS_COMBINED: &str = "cdc-core/tests/config_errors.rs::exactly_once_support_and_transaction_boundary_combine_as_connect_combines_them";
+const EOS_BOUNDS: &str = "cdc-connect-bridge/tests/config_keys.rs::eos_bounds_are_the_eos_keys";
+const EOS_PLANNER: &str = "cdc-connect-bridge/src/worker/eos_boundaries.rs::small_transactions_share_one_kafka_transaction_until_a_bound_at_a_commit";
+const EOS_SPLIT: &str = "cdc-connect-bridge/src/worker/eos_boundaries.rs::a_split_transaction_ends_parts_at_exact_indexes";
+const TABLE_PATTERNS: &str =
+    "cdc-core/tests/config_tables.rs::table_patterns_match_whole_names_ignoring_case_by_default";
+const GOLDEN_SCHEMAS: &str = "cdc-connect-bridge/tests/golden.rs::insert_every_type_with_schemas";
+const GOLDEN_PAYLOAD: &str = "cdc-connect-bridge/tests/golden.rs::insert_every_type_payload_only";
+const GOLDEN_MODES: &str =
+    "cdc-connect-bridge/tests/golden.rs::insert_every_type_string_and_iso_modes";
+
+const JOURNAL: &str =
+    "the transaction journal is not built yet: long transactions stay in the buffer";
+const DICTIONARY: &str =
+    "the redo dictionary is not built yet: DDL is followed with the online catalog";
+const SNAPSHOTS: &str = "snapshots and signals are not built yet: no table is read whole";
+const LOBS: &str = "LOB values are not assembled yet (cdc.lob.mode=skip leaves LOB fields out)";
+const OCI_TRUST: &str = "a Java trust store cannot be used: the connector reaches Oracle through \
+     the Oracle client library, which takes its TLS trust from an Oracle wallet";
+const TLS_INSTEAD: &str = "a TCPS address in cdc.database.url, with the wallet named in it \
+     ((SECURITY=(MY_WALLET_DIRECTORY=…)) or ?wallet_location=…)";
+
 /// Every key the connector reads, in document order within each group.
 #[rustfmt::skip]
 pub static KEYS: &[KeySpec] = &[
     // Kafka Connect
     KeySpec::new("name", G::Connect, K::Name, Required,
-        "Connector name: the offsets key, the spill sub-directory and the REST path."),
+        "Connector name: the offsets key, the spill sub-directory, the `transactional.id` and the REST path.")
+        .shown_by(&["cdc-core/tests/config_defaults.rs::spill_dir_defaults_under_the_worker_temp_dir",
+            DELIVERY_MODE, "cdc-connect-bridge/tests/rest.rs::connectors_lists_the_one_connector"]),
     KeySpec::new("connector.class", G::Connect, K::ClassName, Unset,
-        "Accepted for Kafka Connect compatibility; this binary runs the Oracle connector whatever it names."),
+        "Accepted for Kafka Connect compatibility and shown back as given; this binary runs the Oracle connector whatever it names.")
+        .shown_by(&["cdc-core/tests/config_parse.rs::connect_body_form"]),
     KeySpec::new("tasks.max", G::Connect, int(1, MAX_INT), Value("1"),
-        "One task always runs; a larger value is reported as a warning and treated as 1."),
+        "Upper bound of tasks, as in Connect: one task always runs (one LogMiner session); a larger value is reported as a warning.")
+        .shown_by(&["cdc-core/tests/config_errors.rs::warnings_come_with_the_valid_config"]),
     KeySpec::new("exactly.once.support", G::Connect, K::Choice(ExactlyOnceSupport::ALLOWED), Value("requested"),
-        "Exactly-once support the connector asks of the worker; `required` for exactly-once delivery."),
+        "`required` is Connect's preflight check: a configuration that cannot deliver exactly once (`transaction.boundary=poll`) is refused; `requested` checks nothing.")
+        .shown_by(&[EOS_COMBINED, DELIVERY_MODE]),
     KeySpec::new("transaction.boundary", G::Connect, K::Choice(TransactionBoundary::ALLOWED), Value("poll"),
-        "`connector` ends Kafka transactions at Oracle commits (exactly once); `poll` delivers at least once."),
+        "`connector`: Kafka transactions end at Oracle commits (exactly once); `poll`: at least once.")
+        .supporting(&["poll", "connector"],
+            "Kafka transactions committed at a fixed interval are not built; exactly once ends them at Oracle commits (connector)")
+        .shown_by(&[EOS_COMBINED, DELIVERY_MODE]),
     KeySpec::new("key.converter", G::Connect, K::ClassName, Unset,
-        "Converter of record keys: `org.apache.kafka.connect.json.JsonConverter`, the same as unset; any other is refused."),
+        "Converter of record keys: Kafka Connect's JSON, the same as unset.")
+        .supporting(&["org.apache.kafka.connect.json.JsonConverter"],
+            "the connector writes Kafka Connect's JSON (its schema envelope set by key.converter.schemas.enable)")
+        .shown_by(&["cdc-core/tests/config_errors.rs::converters_other_than_json_are_refused"]),
     KeySpec::new("value.converter", G::Connect, K::ClassName, Unset,
-        "Converter of record values: `org.apache.kafka.connect.json.JsonConverter`, the same as unset; any other is refused."),
+        "Converter of record values: Kafka Connect's JSON, the same as unset.")
+        .supporting(&["org.apache.kafka.connect.json.JsonConverter"],
+            "the connector writes Kafka Connect's JSON (its schema envelope set by value.converter.schemas.enable)")
+        .shown_by(&["cdc-core/tests/config_errors.rs::converters_other_than_json_are_refused"]),
     KeySpec::new("key.converter.schemas.enable", G::Connect, K::Boolean, Value("true"),
-        "JSON keys carry the Connect schema envelope."),
+        "JSON keys carry the Connect schema envelope.")
+        .shown_by(&[GOLDEN_SCHEMAS, GOLDEN_PAYLOAD]),
     KeySpec::new("value.converter.schemas.enable", G::Connect, K::Boolean, Value("true"),
-        "JSON values carry the Connect schema envelope."),
+        "JSON values carry the Connect schema envelope.")
+        .shown_by(&[GOLDEN_SCHEMAS, GOLDEN_PAYLOAD]),
     KeySpec::new("offset.storage.topic", G::Connect, K::TopicName, Value("connect-offsets"),
-        "Topic of the Kafka Connect offsets, in the Connect format."),
+        "Topic of the Kafka Connect offsets, in the Connect format.")
+        .shown_by(&["cdc-core/tests/config_tables.rs::prefix_is_substituted_in_side_topics",
+            "cdc-connect-bridge/tests/e2e.rs::sigterm_exits_zero_and_a_restart_delivers_nothing_twice"]),
     KeySpec::new("bootstrap.servers", G::Connect, K::Brokers, Unset,
-        "Kafka brokers the worker produces to."),
+        "Kafka brokers the worker produces to; required unless cdc.kafka.bootstrap.servers is set.")
+        .shown_by(&["cdc-core/tests/config_errors.rs::brokers_are_required_for_delivery_only", KAFKA_CLIENTS]),
     // Source and simulator
     KeySpec::new("cdc.source", G::Source, K::Choice(SourceKind::ALLOWED), Value("oracle"),
-        "`oracle` mines a database with LogMiner; `sim` runs the redo simulator."),
+        "`oracle` mines a database with LogMiner; `sim` runs the redo simulator.")
+        .shown_by(&[SIM_KEYS,
+            "cdc-connect-bridge/tests/e2e.rs::the_oracle_source_is_built_and_a_missing_client_is_cdc_1001_with_the_install_hint"]),
     KeySpec::new("cdc.sim.seed", G::Source, K::Unsigned, Value("1"),
-        "Seed of the simulator; the same seed produces the same redo."),
+        "Seed of the simulator; the same seed produces the same redo.")
+        .shown_by(&[SIM_KEYS]),
     KeySpec::new("cdc.sim.scenario", G::Source, K::Path, Unset,
-        "Scenario file for the simulator; unset runs the built-in workload."),
+        "Scenario file for the simulator; unset runs the built-in workload.")
+        .shown_by(&[SIM_KEYS]),
     KeySpec::new("cdc.sim.changes", G::Source, int(0, MAX_LONG), Value("10000"),
-        "Number of row changes the simulator generates."),
+        "Number of row changes the simulator generates.")
+        .shown_by(&[SIM_KEYS]),
     KeySpec::new("cdc.sim.backlog", G::Source, K::Boolean, Value("false"),
-        "Run the whole workload before capture starts: the connector catches up on a backlog."),
+        "Run the whole workload before capture starts: the connector catches up on a backlog.")
+        .shown_by(&[SIM_KEYS]),
     // Database
     KeySpec::new("cdc.database.url", G::Database, K::DatabaseUrl,
         Conditional("when cdc.source=oracle, unless cdc.database.host is set"),
-        "Connect string; overrides host, port, service and SID."),
+        "Connect string; overrides host, port, service and SID.")
+        .shown_by(&[CONNECT_OPTIONS]),
     KeySpec::new("cdc.database.host", G::Database, K::Host,
         Conditional("when cdc.source=oracle, unless cdc.database.url is set"),
-        "Database host; needs cdc.database.service or cdc.database.sid."),
+        "Database host; needs cdc.database.service or cdc.database.sid.")
+        .shown_by(&[CONNECT_OPTIONS, "cdc-logminer/src/source/oracle/mod.rs::connect_strings"]),
     KeySpec::new("cdc.database.port", G::Database, int(1, 65535), Value("1521"),
-        "Listener port."),
+        "Listener port.")
+        .shown_by(&[CONNECT_OPTIONS]),
     KeySpec::new("cdc.database.service", G::Database, K::Name, Unset,
-        "Service name to connect to (the CDB root service when capturing PDBs)."),
+        "Service name to connect to (the CDB root service when capturing PDBs).")
+        .shown_by(&[CONNECT_OPTIONS]),
     KeySpec::new("cdc.database.sid", G::Database, K::Name, Unset,
-        "SID to connect to, instead of a service."),
+        "SID to connect to, instead of a service.")
+        .shown_by(&[CONNECT_OPTIONS]),
     KeySpec::new("cdc.database.user", G::Database, K::Name, ORACLE_ONLY,
-        "Capture user; a C## common user in a CDB."),
+        "Capture user; a C## common user in a CDB.")
+        .shown_by(&[CONNECT_OPTIONS]),
     KeySpec::new("cdc.database.password", G::Database, K::Secret, ORACLE_ONLY,
-        "Password of the capture user."),
+        "Password of the capture user.")
+        .shown_by(&[CONNECT_OPTIONS]),
     KeySpec::new("cdc.database.wallet.location", G::Database, K::Path, Unset,
-        "Oracle wallet directory."),
+        "Oracle wallet directory, added to the address built from cdc.database.host; with cdc.database.url, name the wallet in the connect string.")
+        .shown_by(&[CONNECT_OPTIONS, "cdc-core/tests/config_errors.rs::a_wallet_applies_to_the_address_built_from_the_host"]),
     KeySpec::new("cdc.database.tls.truststore.location", G::Database, K::Path, Unset,
-        "Trust store for TLS to the listener."),
+        "Trust store for TLS to the listener.")
+        .refused(OCI_TRUST, TLS_INSTEAD),
     KeySpec::new("cdc.database.tls.truststore.password", G::Database, K::Secret, Unset,
-        "Password of the trust store."),
+        "Password of the trust store.")
+        .refused(OCI_TRUST, TLS_INSTEAD),
     KeySpec::new("cdc.database.tls.truststore.type", G::Database, K::Name, Value("JKS"),
-        "Type of the trust store."),
+        "Type of the trust store.")
+        .refused(OCI_TRUST, TLS_INSTEAD),
     KeySpec::new("cdc.database.kerberos.ccache", G::Database, K::Path, Unset,
-        "Kerberos credential cache.").reserved(),
+        "Kerberos credential cache.")
+        .reserved("Kerberos logins are not built yet"),
     KeySpec::new("cdc.database.connection.properties", G::Database, K::DriverProperties, Value(""),
-        "Extra driver properties."),
+        "Extra driver properties.")
+        .reserved("the connector reaches Oracle through the Oracle client library, not JDBC, so no driver reads them: \
+            Oracle Net parameters go in the connect string (cdc.database.url) or in sqlnet.ora"),
     KeySpec::new("cdc.database.idle.timeout.ms", G::Database, ms(10_000), Value("300000"),
-        "Idle connections are probed at half this interval.").reserved(),
+        "Idle connections are probed at half this interval.")
+        .reserved("the idle probe is not built yet"),
     KeySpec::new("cdc.database.pdbs", G::Database, K::List, Value(""),
-        "PDBs to capture from the CDB root; empty for a non-CDB."),
+        "PDBs to capture from the CDB root; empty for a non-CDB.")
+        .shown_by(&[ENGINE_SETTINGS, "cdc-logminer/tests/engine_truth.rs::several_pdbs_with_the_same_xids",
+            "cdc-core/tests/config_tables.rs::template_default_depends_on_pdbs"]),
     KeySpec::new("cdc.database.fan.enabled", G::Database, K::Boolean, Value("false"),
-        "RAC Fast Application Notification.").reserved(),
+        "RAC Fast Application Notification.")
+        .reserved("RAC is not supported yet"),
     // Capture and mining
     KeySpec::new("cdc.capture.mode", G::Capture, K::Choice(CaptureMode::ALLOWED), Value("online"),
-        "`online` mines archived and online logs; `archive_only` waits for logs to be archived."),
+        "`online` mines archived and online logs; `archive_only` waits for logs to be archived.")
+        .shown_by(&[ENGINE_SETTINGS, "cdc-logminer/tests/engine_policies.rs::archive_only_mines_a_change_once_its_log_is_archived"]),
     KeySpec::new("cdc.start.scn", G::Capture, K::Scn, Unset,
-        "SCN of the first start when there is no offset (takeovers); ignored once an offset exists."),
+        "SCN of the first start when there is no offset (takeovers); ignored once an offset exists.")
+        .shown_by(&[ENGINE_SETTINGS, "cdc-logminer/tests/engine_policies.rs::a_first_start_passes_over_older_rows_it_cannot_decode"]),
     KeySpec::new("cdc.archive.destination", G::Capture, K::ArchiveDestination,
         Derived("the lowest valid local destination"),
-        "Archive destination whose copies are mined."),
+        "Archive destination whose copies are mined.")
+        .shown_by(&[ENGINE_SETTINGS, "cdc-logminer/tests/sim_faults.rs::archive_only_lists_archived_copies_at_one_destination"]),
     KeySpec::new("cdc.mining.mode", G::Capture, K::Choice(MiningMode::ALLOWED), Value("auto"),
-        "`logs` adds log files, `range` mines by SCN range, `auto` uses range when connected to a PDB."),
+        "`logs` adds log files, `range` mines by SCN range, `auto` uses range when connected to a PDB.")
+        .reserved("only log-file mining is built: every step adds its log files, whatever the mode, so connect to the CDB root or a non-CDB")
+        .supporting(&["auto", "logs"], "mining by SCN range alone is not built yet"),
     KeySpec::new("cdc.mining.target.latency.ms", G::Capture, ms(100), Value("2000"),
-        "A step faster than this doubles the next window."),
+        "A step faster than this doubles the next window.")
+        .shown_by(&[ENGINE_SETTINGS, "cdc-logminer/src/engine/window.rs::fast_steps_double_up_to_the_cap"]),
     KeySpec::new("cdc.mining.max.logs.per.step", G::Capture, int(1, 256), Value("8"),
-        "Largest window, in redo logs."),
+        "Largest window, in redo logs.")
+        .shown_by(&[ENGINE_SETTINGS, "cdc-logminer/src/engine/window.rs::fast_steps_double_up_to_the_cap"]),
     KeySpec::new("cdc.mining.fetch.size", G::Capture, int(100, 1_000_000), Value("10000"),
-        "Rows fetched per round trip from V$LOGMNR_CONTENTS."),
+        "Rows fetched per round trip from V$LOGMNR_CONTENTS.")
+        .shown_by(&[ENGINE_SETTINGS, "cdc-logminer/tests/engine_policies.rs::the_mining_query_fetches_rows_in_batches_of_the_fetch_size"]),
     KeySpec::new("cdc.mining.query.timeout.ms", G::Capture, ms(10_000), Value("600000"),
-        "A step running longer is cancelled and the window halved; the socket read timeout is this plus 60 s."),
+        "A step running longer is cancelled and the window halved; the socket read timeout is this plus 60 s.")
+        .shown_by(&[ENGINE_SETTINGS, "cdc-logminer/tests/sim_faults.rs::slow_query_times_out",
+            "cdc-logminer/src/engine/window.rs::timeouts_halve_then_stall_at_one_log"]),
     KeySpec::new("cdc.mining.session.max.age.ms", G::Capture, ms(60_000), Value("3600000"),
-        "The LogMiner session is recycled after this long to release its PGA."),
+        "The LogMiner session is recycled after this long to release its PGA.")
+        .shown_by(&[ENGINE_SETTINGS, "cdc-logminer/tests/engine_policies.rs::the_session_is_recycled_at_its_maximum_age"]),
     KeySpec::new("cdc.mining.decode.threads", G::Capture, int(0, 64), Value("0"),
-        "Threads decoding SQL_REDO; 0 means one less than the cores, at most 8."),
+        "Threads decoding SQL_REDO; 0 means one less than the cores, at most 8.")
+        .shown_by(&[ENGINE_SETTINGS, "cdc-core/tests/config_defaults.rs::decode_threads_zero_means_cores_minus_one_at_most_eight",
+            "cdc-logminer/tests/decode_parallel.rs::thread_count_resolution"]),
     KeySpec::new("cdc.mining.inlist.max", G::Capture, int(1, 1000), Value("1000"),
-        "Object ids per IN list of the mining query (ORA-01795 limits it to 1000)."),
+        "Object ids per IN list of the mining query (ORA-01795 limits it to 1000).")
+        .shown_by(&[ENGINE_SETTINGS, "cdc-logminer/tests/sim_faults.rs::session_errors_are_oracles"]),
     KeySpec::new("cdc.mining.catchup.threshold.ms", G::Capture, ms(0), Value("300000"),
-        "Lag above which parallel catch-up would start.").reserved(),
+        "Lag above which parallel catch-up would start.")
+        .reserved("parallel catch-up is not built yet"),
     KeySpec::new("cdc.mining.catchup.parallelism", G::Capture, int(1, 64), Value("2"),
-        "Sessions of parallel catch-up.").reserved(),
+        "Sessions of parallel catch-up.")
+        .reserved("parallel catch-up is not built yet"),
     KeySpec::new("cdc.rac.safety.lag.ms", G::Capture,
         K::DurationMsOrMinusOne { min: 0, minus_one: "off" }, Value("-1"),
-        "RAC safety lag behind the slowest thread.").reserved(),
+        "RAC safety lag behind the slowest thread.")
+        .reserved("RAC is not supported yet"),
     KeySpec::new("cdc.dictionary.build.interval.ms", G::Capture, ms(0), Value("86400000"),
-        "Interval of redo dictionary builds for the lag case; 0 turns builds off."),
+        "Interval of redo dictionary builds for the lag case; 0 turns builds off.")
+        .reserved(DICTIONARY),
     KeySpec::new("cdc.dictionary.build.time", G::Capture, K::TimeOfDay, Value("02:00"),
-        "Database time of day of the first scheduled build."),
+        "Database time of day of the first scheduled build.")
+        .reserved(DICTIONARY),
     KeySpec::new("cdc.dictionary.database.url", G::Capture, K::DatabaseUrl, Unset,
-        "Primary database that runs dictionary builds when capturing from a standby."),
+        "Primary database that runs dictionary builds when capturing from a standby.")
+        .reserved(DICTIONARY),
     // Buffer, spill and journal
     KeySpec::new("cdc.buffer.memory.max.bytes", G::Buffer, bytes(16 * MIB), Value("268435456"),
-        "Heap budget of the transaction buffer; the largest transactions spill beyond it."),
+        "Heap budget of the transaction buffer; the largest transactions spill beyond it.")
+        .shown_by(&[ENGINE_SETTINGS, "cdc-logminer/tests/engine_truth.rs::huge_and_long_transactions_spill_within_the_budget"]),
     KeySpec::new("cdc.buffer.spill.dir", G::Buffer, K::Path,
         Derived("the worker's temporary directory + `oracle-cdc-spill/<name>`"),
-        "Directory of spill files; emptied at task start."),
+        "Directory of spill files; emptied at task start.")
+        .shown_by(&["cdc-core/tests/config_defaults.rs::spill_dir_defaults_under_the_worker_temp_dir",
+            "cdc-buffer/tests/buffer.rs::leftover_spill_files_are_removed_at_start_and_at_drop"]),
     KeySpec::new("cdc.buffer.spill.max.bytes", G::Buffer, bytes(64 * MIB), Value("10737418240"),
-        "Cap of spill files on disk; exceeding it stops with CDC-4001."),
+        "Cap of spill files on disk; exceeding it stops with CDC-4001.")
+        .shown_by(&[ENGINE_SETTINGS, "cdc-buffer/tests/buffer.rs::the_spill_cap_stops_with_4001_naming_the_ten_largest"]),
     KeySpec::new("cdc.txjournal.threshold.ms", G::Buffer, ms(1000), Value("300000"),
-        "A transaction open this long is journaled."),
+        "A transaction open this long is journaled.")
+        .reserved(JOURNAL),
     KeySpec::new("cdc.txjournal.threshold.events", G::Buffer, int(1, MAX_LONG), Value("100000"),
-        "A transaction with this many changes is journaled."),
+        "A transaction with this many changes is journaled.")
+        .reserved(JOURNAL),
     KeySpec::new("cdc.txjournal.chunk.max.bytes", G::Buffer,
         K::Bytes { min: 16_384, max: 8_388_608 }, Value("524288"),
-        "Target size of a journal chunk."),
+        "Target size of a journal chunk.")
+        .reserved(JOURNAL),
     KeySpec::new("cdc.journal.converter", G::Buffer, K::ClassName, Value("TolerantJsonConverter"),
-        "Converter reading the journal back; the default reads JSON with or without the schema envelope."),
+        "Converter reading the journal back; the default reads JSON with or without the schema envelope.")
+        .reserved(JOURNAL),
     KeySpec::new("cdc.journal.converter.", G::Buffer, K::Text, Unset,
-        "Properties of the journal converter, passed with the prefix removed.").prefix("*"),
+        "Properties of the journal converter, passed with the prefix removed.").prefix("*")
+        .reserved(JOURNAL),
     // Long and orphaned transactions
     KeySpec::new("cdc.transaction.max.age.ms", G::Transactions,
         K::DurationMsOrMinusOne { min: 1000, minus_one: "unlimited" }, Value("-1"),
-        "Longest a transaction may stay open in the buffer."),
+        "Longest a transaction may stay open in the buffer.")
+        .shown_by(&[ENGINE_SETTINGS, "cdc-logminer/tests/engine_policies.rs::the_age_policy_discards_or_stops"]),
     KeySpec::new("cdc.transaction.max.age.action", G::Transactions, K::Choice(MaxAgeAction::ALLOWED), Value("fail"),
-        "On breach: `fail` stops with CDC-4004; `discard` drops it with an ops event and a DLQ record."),
+        "On breach: `fail` stops with CDC-4004; `discard` drops it with an ops event and a DLQ record.")
+        .shown_by(&[ENGINE_SETTINGS, "cdc-logminer/tests/engine_policies.rs::the_age_policy_discards_or_stops"]),
     KeySpec::new("cdc.transaction.orphan.check.interval.ms", G::Transactions, ms(1000), Value("300000"),
-        "Interval of orphan checks against GV$TRANSACTION."),
+        "Interval of orphan checks against GV$TRANSACTION.")
+        .shown_by(&[ENGINE_SETTINGS, "cdc-buffer/src/policy.rs::checks_are_due_every_interval"]),
     KeySpec::new("cdc.transaction.orphan.action", G::Transactions, K::Choice(OrphanAction::ALLOWED), Value("release"),
-        "`release` drops an orphan as a rollback; `fail` stops with CDC-7002."),
+        "`release` drops an orphan as a rollback; `fail` stops with CDC-7002.")
+        .shown_by(&[ENGINE_SETTINGS, "cdc-logminer/tests/engine_policies.rs::an_orphan_is_released_into_the_ledger",
+            "cdc-buffer/src/policy.rs::fail_action_stops_with_7002"]),
     // LOBs
     KeySpec::new("cdc.lob.mode", G::Lobs, K::Choice(LobMode::ALLOWED), Value("skip"),
-        "`skip` leaves LOB fields out. `inline` (assemble them from redo) and `reselect` (also read missing ones back) are refused until LOB assembly is built."),
+        "`skip` leaves LOB fields out. `inline` (assemble them from redo) and `reselect` (also read missing ones back) are refused until LOB assembly is built.")
+        .supporting(&["skip"],
+            "LOB values are not assembled from LOB_WRITE rows yet, so a value stored out of the row would arrive empty")
+        .shown_by(&["cdc-connect-bridge/tests/types.rs::lob_skip_leaves_lob_fields_out"]),
     KeySpec::new("cdc.lob.max.bytes", G::Lobs, bytes(1), Value("1048576"),
-        "Largest LOB delivered (UTF-8 bytes for text)."),
+        "Largest LOB delivered (UTF-8 bytes for text).")
+        .reserved(LOBS),
     KeySpec::new("cdc.lob.oversize.action", G::Lobs, K::Choice(LobOversizeAction::ALLOWED), Value("fail"),
-        "A larger LOB: `fail` stops with CDC-3003; `placeholder` delivers the placeholder."),
+        "A larger LOB: `fail` stops with CDC-3003; `placeholder` delivers the placeholder.")
+        .reserved(LOBS),
     KeySpec::new("cdc.unavailable.placeholder", G::Lobs, K::Text, Value("__cdc_unavailable_value"),
-        "Value of a field whose value is not available; a BLOB gets its UTF-8 bytes."),
+        "Value of a field whose value is not available (a type the connector does not convert, XMLTYPE); a BLOB gets its UTF-8 bytes.")
+        .shown_by(&[RECORD_KEYS]),
     // Decoding and record format
     KeySpec::new("cdc.on.decode.error", G::Decode, K::Choice(DecodeErrorAction::ALLOWED), Value("fail"),
-        "An undecodable DML row, acted on when its transaction commits (one rolled back does not count): `fail` stops with CDC-3001; `dlq` writes it to the DLQ topic, just before the transaction's changes."),
+        "An undecodable DML row, acted on when its transaction commits (one rolled back does not count): `fail` stops with CDC-3001; `dlq` writes it to the DLQ topic, just before the transaction's changes.")
+        .shown_by(&[ENGINE_SETTINGS, "cdc-logminer/tests/engine_policies.rs::undecodable_rows_stop_or_go_to_the_dlq"]),
     KeySpec::new("cdc.output.format", G::Decode, K::Choice(OutputFormat::ALLOWED), Value("debezium"),
-        "Record value layout."),
+        "Record value layout.")
+        .shown_by(&[GOLDEN_SCHEMAS]),
     KeySpec::new("cdc.decimal.mode", G::Decode, K::Choice(DecimalMode::ALLOWED), Value("precise"),
-        "NUMBER as Connect Decimal, as text, or as float64."),
+        "NUMBER as Connect Decimal, as text, or as float64.")
+        .shown_by(&[GOLDEN_PAYLOAD, GOLDEN_MODES]),
     KeySpec::new("cdc.temporal.mode", G::Decode, K::Choice(TemporalMode::ALLOWED), Value("adaptive"),
-        "Dates and times as Debezium time types or as ISO text."),
+        "Dates and times as Debezium time types or as ISO text.")
+        .shown_by(&[GOLDEN_PAYLOAD, GOLDEN_MODES]),
     KeySpec::new("cdc.schema.name.adjustment.mode", G::Decode, K::Choice(NameAdjustment::ALLOWED), Value("none"),
-        "Adjustment of schema names for Avro."),
+        "Adjustment of schema names for Avro.")
+        .shown_by(&["cdc-connect-bridge/tests/types.rs::avro_name_adjustment_and_collisions"]),
     KeySpec::new("cdc.field.name.adjustment.mode", G::Decode, K::Choice(NameAdjustment::ALLOWED), Value("none"),
-        "Adjustment of field names for Avro."),
+        "Adjustment of field names for Avro.")
+        .shown_by(&["cdc-connect-bridge/tests/types.rs::avro_name_adjustment_and_collisions"]),
     // Tables, columns and keys
     KeySpec::new("cdc.tables.include", G::Tables, K::RegexList, Required,
-        "Tables to capture."),
+        "Tables to capture.")
+        .shown_by(&[TABLE_PATTERNS, ENGINE_SETTINGS]),
     KeySpec::new("cdc.tables.exclude", G::Tables, K::RegexList, Value(""),
-        "Tables not to capture, even when included."),
+        "Tables not to capture, even when included.")
+        .shown_by(&[TABLE_PATTERNS, ENGINE_SETTINGS]),
     KeySpec::new("cdc.tables.case.sensitive", G::Tables, K::Boolean, Value("false"),
-        "Whether table and column patterns and key-column names respect case."),
+        "Whether table and column patterns and key-column names respect case.")
+        .shown_by(&[TABLE_PATTERNS, "cdc-core/tests/config_tables.rs::key_columns_and_select_overrides_by_table"]),
     KeySpec::new("cdc.columns.exclude", G::Tables, K::RegexList, Value(""),
-        "Columns dropped in the parser; their values never reach the buffer, Kafka or logs."),
+        "Columns dropped in the parser; their values never reach the buffer, Kafka or logs.")
+        .shown_by(&["cdc-core/tests/config_tables.rs::column_patterns_cover_pdb_schema_table_column", ENGINE_SETTINGS,
+            "cdc-logminer/tests/decode_exclusion.rs::a_sentinel_in_an_excluded_column_reaches_nothing", GOLDEN_SCHEMAS]),
     KeySpec::new("cdc.users.exclude", G::Tables, K::List, Value(""),
-        "Database users whose transactions are filtered out in the mining query."),
+        "Database users whose transactions are filtered out in the mining query.")
+        .shown_by(&[ENGINE_SETTINGS, "cdc-logminer/tests/sim_scenarios.rs::excluded_users_are_filtered_in_the_query_but_not_their_control_rows"]),
     KeySpec::new("cdc.key.missing", G::Tables, K::Choice(KeyMissing::ALLOWED), Value("fail"),
-        "A table without any key: stop with CDC-3001, key by ROWID, or no key."),
+        "A table without any key: stop with CDC-3001, key by ROWID, or no key.")
+        .shown_by(&["cdc-connect-bridge/tests/types.rs::keys_by_precedence",
+            "cdc-connect-bridge/tests/golden.rs::keyless_table_in_rowid_mode_and_split"]),
     KeySpec::new("cdc.key.columns", G::Tables, K::KeyColumns, Value(""),
-        "Key columns per table, ahead of the primary key."),
+        "Key columns per table, ahead of the primary key.")
+        .shown_by(&["cdc-connect-bridge/tests/types.rs::keys_by_precedence"]),
     KeySpec::new("cdc.tombstones.on.delete", G::Tables, K::Boolean, Value("true"),
-        "A tombstone follows each keyed delete."),
+        "A tombstone follows each keyed delete.")
+        .shown_by(&[RECORD_KEYS, "cdc-connect-bridge/tests/golden.rs::update_delete_and_key_change"]),
     // Topics
     KeySpec::new("cdc.topic.prefix", G::Topics, K::TopicPrefix, Required,
-        "Prefix of every topic; also the server name and the offset partition."),
+        "Prefix of every topic; also the server name and the offset partition.")
+        .shown_by(&["cdc-core/tests/config_tables.rs::prefix_is_substituted_in_side_topics", RECORD_KEYS, ENGINE_SETTINGS]),
     KeySpec::new("cdc.topic.template", G::Topics, K::TopicTemplate,
         Derived("`${prefix}.${pdb}.${schema}.${table}` with cdc.database.pdbs, else `${prefix}.${schema}.${table}`"),
-        "Topic of a table's records; `${pdb}` is the database name in a non-CDB."),
+        "Topic of a table's records; `${pdb}` is the database name in a non-CDB.")
+        .shown_by(&["cdc-core/tests/config_tables.rs::template_variables_and_sanitising", RECORD_KEYS]),
     KeySpec::new("cdc.ops.topic", G::Topics, K::TopicName, Value("${prefix}.cdc.ops"),
-        "Operational events."),
+        "Operational events.")
+        .shown_by(&[RECORD_KEYS, SIDE_TOPICS]),
     KeySpec::new("cdc.signals.topic", G::Topics, K::TopicName, Value("${prefix}.cdc.signals"),
-        "Signals to the connector."),
+        "Signals to the connector; the topic is created at start, but signals are not read yet.")
+        .shown_by(&[SIDE_TOPICS]),
     KeySpec::new("cdc.schema.topic", G::Topics, K::TopicName, Value("${prefix}.cdc.schema"),
-        "Table layouts (compacted; names and types, no values)."),
+        "Table layouts (compacted; names and types, no values).")
+        .shown_by(&[RECORD_KEYS, SIDE_TOPICS]),
     KeySpec::new("cdc.dlq.topic", G::Topics, K::TopicName, Value("${prefix}.cdc.dlq"),
-        "Dead letters: undecodable rows and discarded transactions."),
+        "Dead letters: undecodable rows and discarded transactions.")
+        .shown_by(&["cdc-connect-bridge/tests/config_keys.rs::dlq_records_go_to_the_dlq_topic", SIDE_TOPICS]),
     KeySpec::new("cdc.heartbeat.topic", G::Topics, K::TopicName, Value("${prefix}.cdc.heartbeat"),
-        "Heartbeats."),
+        "Heartbeats.")
+        .shown_by(&[RECORD_KEYS, SIDE_TOPICS]),
     KeySpec::new("cdc.txjournal.topic", G::Topics, K::TopicName, Value("${prefix}.cdc.txjournal"),
-        "Transaction journal (compacted)."),
+        "Transaction journal (compacted); the topic is created at start, but nothing is journaled yet.")
+        .shown_by(&[SIDE_TOPICS]),
     KeySpec::new("cdc.transactions.topic.enabled", G::Topics, K::Boolean, Value("false"),
-        "Create the transactions topic (never written yet)."),
+        "Create the transactions topic (never written yet).")
+        .shown_by(&[SIDE_TOPICS]),
     KeySpec::new("cdc.transactions.topic", G::Topics, K::TopicName, Value("${prefix}.cdc.transactions"),
-        "Transactions topic."),
+        "Transactions topic.")
+        .shown_by(&[SIDE_TOPICS]),
     KeySpec::new("cdc.internal.topic.replication.factor", G::Topics, K::ReplicationFactor, Value("-1"),
-        "Replication factor of the internal topics the connector creates."),
+        "Replication factor of the internal topics the connector creates.")
+        .shown_by(&[SIDE_TOPICS]),
     // Kafka clients
     KeySpec::new("cdc.kafka.bootstrap.servers", G::Kafka, K::Brokers, Unset,
-        "Brokers of the connector's own clients; without it nothing is journaled and side topics are not created."),
+        "Brokers of the connector's own clients, instead of bootstrap.servers.")
+        .shown_by(&[KAFKA_CLIENTS]),
     KeySpec::new("cdc.kafka.", G::Kafka, K::Text, Unset,
         "Kafka client properties, passed with the prefix removed; `*.password` and `sasl.jaas.config` are secrets.")
-        .prefix("*"),
+        .prefix("*")
+        .shown_by(&[KAFKA_CLIENTS, DELIVERY_MODE]),
     // Snapshots
     KeySpec::new("cdc.snapshot.mode", G::Snapshot, K::Choice(SnapshotMode::ALLOWED), Value("initial"),
-        "When tables are read whole: at first start, never, only (no streaming), or on a signal."),
+        "When tables are read whole: at first start, never, only (no streaming), or on a signal. Until snapshots are built, `initial` is warned about at start: no snapshot is taken.")
+        .reserved(SNAPSHOTS)
+        .supporting(&["initial", "none"],
+            "snapshots and signals are not built yet, so the connector can neither snapshot without streaming nor snapshot on a signal"),
     KeySpec::new("cdc.snapshot.threads", G::Snapshot, int(1, 64), Value("4"),
-        "Parallel chunk readers."),
+        "Parallel chunk readers.")
+        .reserved(SNAPSHOTS),
     KeySpec::new("cdc.snapshot.chunk.rows", G::Snapshot, int(1000, MAX_LONG), Value("100000"),
-        "Rows per chunk."),
+        "Rows per chunk.")
+        .reserved(SNAPSHOTS),
     KeySpec::new("cdc.snapshot.chunk.retries", G::Snapshot, int(0, MAX_INT), Value("5"),
-        "Retries of a failed chunk before CDC-8001."),
+        "Retries of a failed chunk before CDC-8001.")
+        .reserved(SNAPSHOTS),
     KeySpec::new("cdc.snapshot.fetch.size", G::Snapshot, int(1, 1_000_000), Value("5000"),
-        "Rows fetched per round trip."),
+        "Rows fetched per round trip.")
+        .reserved(SNAPSHOTS),
     KeySpec::new("cdc.snapshot.max.pending.chunks", G::Snapshot, int(1, MAX_INT), Value("8"),
-        "Chunks read ahead of publishing."),
+        "Chunks read ahead of publishing.")
+        .reserved(SNAPSHOTS),
     KeySpec::new("cdc.snapshot.tables.order", G::Snapshot, K::List, Value(""),
-        "Tables snapshotted first, in this order."),
+        "Tables snapshotted first, in this order.")
+        .reserved(SNAPSHOTS),
     KeySpec::new("cdc.snapshot.select.override.", G::Snapshot, K::Name, Unset,
-        "SQL condition limiting the snapshot of one table.").prefix("<PDB.OWNER.TABLE>"),
+        "SQL condition limiting the snapshot of one table.").prefix("<PDB.OWNER.TABLE>")
+        .reserved(SNAPSHOTS),
     // Retries and logging
     KeySpec::new("cdc.retry.max.time.ms", G::Retry, ms(1000), Value("86400000"),
-        "Budget of reconnect attempts after transient errors."),
+        "Budget of reconnect attempts after transient errors.")
+        .shown_by(&[ENGINE_SETTINGS, "cdc-logminer/tests/engine_faults.rs::typed_stops",
+            "cdc-logminer/src/engine/recovery.rs::backoff_doubles_to_the_cap_within_the_budget"]),
     KeySpec::new("cdc.retry.extra.error.codes", G::Retry, K::OraCodes, Value(""),
-        "More ORA codes treated as transient."),
+        "More ORA codes treated as transient.")
+        .shown_by(&[ENGINE_SETTINGS, "cdc-logminer/tests/engine_faults.rs::typed_stops"]),
     KeySpec::new("cdc.log.sensitive.data", G::Retry, K::Boolean, Value("false"),
-        "Row values may appear in errors and logs (never in ops events)."),
+        "Row values may appear in errors and logs (never in ops events).")
+        .shown_by(&[ENGINE_SETTINGS, "cdc-logminer/tests/decode_exclusion.rs::without_exclusions_the_sensitive_flag_quotes_the_bad_literal"]),
     // Heartbeats, polling and exactly-once
     KeySpec::new("cdc.heartbeat.interval.ms", G::Delivery, K::DurationMs { min: 0, max: 3_600_000 }, Value("10000"),
-        "Heartbeat after this long without changes; 0 sends only the start heartbeat."),
+        "Heartbeat after this long without changes; 0 sends only the start heartbeat.")
+        .shown_by(&[ENGINE_SETTINGS, "cdc-logminer/tests/engine_policies.rs::heartbeats_at_start_and_when_quiet"]),
     KeySpec::new("cdc.poll.max.records", G::Delivery, int(1, 100_000), Value("2000"),
-        "Records handed over per poll; at least once, four polls' worth may be unacknowledged."),
+        "Records handed over per poll: the queue between mining and delivery holds four polls' worth, and at least once, 64 polls' worth may be sent past the last offset written.")
+        .shown_by(&["cdc-connect-bridge/tests/config_keys.rs::the_at_least_once_window_is_64_polls_of_records"]),
     KeySpec::new("cdc.poll.linger.ms", G::Delivery, K::DurationMs { min: 0, max: 60_000 }, Value("50"),
-        "Wait for more records before handing over a short batch."),
+        "Wait for more records before handing over a short batch.")
+        .reserved("records go to the producer as they come, and a Kafka transaction ends as soon as none is waiting; the producer's own linger.ms (cdc.kafka.linger.ms, 5 ms by default) batches its requests"),
     KeySpec::new("cdc.shutdown.timeout.ms", G::Delivery, K::DurationMs { min: 1000, max: 600_000 }, Value("30000"),
-        "Time allowed to stop cleanly."),
+        "Time allowed to stop cleanly.")
+        .shown_by(&["cdc-connect-bridge/tests/config_keys.rs::a_stop_waits_for_unacknowledged_records_at_most_the_shutdown_timeout"]),
     KeySpec::new("cdc.eos.batch.max.records", G::Delivery, int(1, MAX_LONG), Value("5000"),
-        "A Kafka transaction ends at the next Oracle commit after this many records."),
+        "A Kafka transaction ends at the next Oracle commit after this many records.")
+        .shown_by(&[EOS_BOUNDS, EOS_PLANNER]),
     KeySpec::new("cdc.eos.batch.max.bytes", G::Delivery, bytes(1), Value("16777216"),
-        "… or after this much change data."),
+        "… or after this much change data.")
+        .shown_by(&[EOS_BOUNDS, EOS_PLANNER]),
     KeySpec::new("cdc.eos.batch.max.ms", G::Delivery, ms(1), Value("500"),
-        "… or this long after it began."),
+        "… or this long after it began.")
+        .shown_by(&[EOS_BOUNDS, "cdc-connect-bridge/src/worker/eos_boundaries.rs::the_time_bound_applies_at_the_next_commit"]),
     KeySpec::new("cdc.eos.split.max.records", G::Delivery, int(1, MAX_LONG), Value("500000"),
-        "An Oracle transaction with more changes is split over several Kafka transactions."),
+        "An Oracle transaction with more changes is split over several Kafka transactions.")
+        .shown_by(&[EOS_BOUNDS, EOS_SPLIT,
+            "cdc-connect-bridge/tests/e2e.rs::exactly_once_splits_large_transactions_and_restarts_inside_them_without_duplicates"]),
     KeySpec::new("cdc.eos.split.max.bytes", G::Delivery, bytes(1), Value("268435456"),
-        "An Oracle transaction with more change data is split over several Kafka transactions."),
+        "An Oracle transaction with more change data is split over several Kafka transactions.")
+        .shown_by(&[EOS_BOUNDS, EOS_SPLIT]),
     // REST
     KeySpec::new("cdc.rest.listen", G::Rest, K::ListenAddress, Value("127.0.0.1:8083"),
-        "Address of the REST and metrics endpoints."),
+        "Address of the REST and metrics endpoints.")
+        .shown_by(&["cdc-connect-bridge/tests/e2e.rs::the_runbook_stop_patch_resume_sequence_works_against_the_binary"]),
 ];
 
 /// The table entry for `key`: the exact key first, then a prefix family.

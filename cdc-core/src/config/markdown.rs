@@ -18,22 +18,52 @@ pub fn render_markdown() -> String {
         out.push_str("| Key | Default | Allowed | Status | Meaning |\n");
         out.push_str("|---|---|---|---|---|\n");
         for spec in keys {
-            let status = match spec.status {
-                KeyStatus::Built => "built".to_owned(),
-                KeyStatus::Reserved => "**reserved**".to_owned(),
-            };
             let _ = writeln!(
                 out,
                 "| `{}` | {} | {} | {} | {} |",
                 cell(&spec.display_name()),
                 cell(&default_text(spec)),
                 cell(&spec.kind.allowed()),
-                status,
+                cell(&status_text(spec)),
                 cell(spec.doc),
             );
         }
     }
+    out.push_str(SHOWN_BY);
+    for spec in KEYS.iter().filter(|spec| spec.status == KeyStatus::Built) {
+        let tests: Vec<String> = spec
+            .shown_by
+            .iter()
+            .map(|test| format!("`{test}`"))
+            .collect();
+        let _ = writeln!(
+            out,
+            "| `{}` | {} |",
+            cell(&spec.display_name()),
+            cell(&tests.join("<br>"))
+        );
+    }
     out
+}
+
+/// The status cell: built, reserved with what it waits for, or refused with why and what to
+/// use instead; and the values that are built when the kind accepts more.
+fn status_text(spec: &KeySpec) -> String {
+    let mut text = match spec.status {
+        KeyStatus::Built => "built".to_owned(),
+        KeyStatus::Reserved => format!("**reserved**: {}", spec.why),
+        KeyStatus::Refused => format!("**refused**: {}; use {} instead", spec.why, spec.instead),
+    };
+    if !spec.supported.is_empty() {
+        let values: Vec<String> = spec.supported.iter().map(|v| format!("`{v}`")).collect();
+        let _ = write!(
+            text,
+            ". Only {} accepted; any other value is refused: {}",
+            values.join(", "),
+            spec.refusal
+        );
+    }
+    text
 }
 
 fn default_text(spec: &KeySpec) -> String {
@@ -55,6 +85,16 @@ fn cell(text: &str) -> String {
     text.replace('|', "\\|").replace('\n', " ")
 }
 
+const SHOWN_BY: &str = "
+## Tests that show each built key
+
+Each built key names the tests that show its effect, as `crate/path/file.rs::test`; the
+`config_keys` test of cdc-core fails when a built key names none, or one that does not exist.
+
+| Key | Tests |
+|---|---|
+";
+
 const PREAMBLE: &str = "\
 # Configuration
 
@@ -65,7 +105,7 @@ const PREAMBLE: &str = "\
 The connector reads a Java `.properties` file or a Kafka Connect JSON body
 (`{\"name\": …, \"config\": {…}}`, or a flat `{\"key\": \"value\"}` object). Every key of the
 connector starts with `cdc.`; the Kafka Connect keys it reads are listed first. Other keys
-without the `cdc.` prefix are kept and passed through to the worker unchanged.
+without the `cdc.` prefix are kept as given, but not read (see the Kafka Connect keys).
 
 ## Validation
 
@@ -81,8 +121,19 @@ what the key allows, for example:
 ```
 
 - A `cdc.*` key that is not in the tables below is an error, with the closest known key.
-- A key marked **reserved** is accepted and checked but does nothing yet; setting it produces
-  a warning at start, so it is never silently ignored.
+- Every key is one of three things, shown in its Status column:
+  - **built**: it does what its row says; the last table of this document names the tests
+    that show each built key's effect (a test checks that each exists);
+  - **reserved**: accepted and checked but not built yet (the row says what it waits for);
+    setting it produces a warning when the configuration is validated, and `oracle-cdc run`
+    logs the warning at start, so it is never silently ignored;
+  - **refused**: known by name so that the error can say why, but any value given is a
+    configuration error naming the key and what to use instead.
+- A built or reserved key may accept more values than are built (`cdc.lob.mode=inline`):
+  those values are refused with an error naming the key and the values that are built.
+- With `cdc.snapshot.mode=initial` (the default), `oracle-cdc run` warns at start that no
+  snapshot is taken: snapshots are not built yet, so the connector delivers the changes
+  committed after its start position, not the rows the tables already hold.
 - Warnings are also given for `tasks.max` above 1 (one task always runs), for a key given
   twice (the last value is used), for keys that have no effect with the rest of the
   configuration (host and port when `cdc.database.url` is set, `cdc.sim.*` with
@@ -93,7 +144,12 @@ Rules across keys:
 - With `cdc.source=oracle`: `cdc.database.url`, or `cdc.database.host` with exactly one of
   `cdc.database.service` and `cdc.database.sid`; and `cdc.database.user` and
   `cdc.database.password`.
-- `name`, `cdc.topic.prefix` and `cdc.tables.include` are always required.
+- `name`, `cdc.topic.prefix` and `cdc.tables.include` are always required; `oracle-cdc run`
+  also requires `bootstrap.servers` or `cdc.kafka.bootstrap.servers`.
+- `exactly.once.support=required` needs `transaction.boundary=connector` (see the Kafka
+  Connect keys).
+- `cdc.database.wallet.location` goes with `cdc.database.host`, not with `cdc.database.url`
+  (a connect string names its wallet itself).
 - Every side topic (ops, signals, schema, DLQ, heartbeat, journal, transactions when enabled,
   offsets) must be a distinct topic.
 - An empty value counts as not given, except for a key whose default is a literal value

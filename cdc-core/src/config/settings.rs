@@ -98,7 +98,8 @@ impl CdcConfig {
         !self.database.pdbs.is_empty()
     }
 
-    /// Whether the connector ends Kafka transactions itself (exactly-once delivery).
+    /// Whether the connector ends Kafka transactions itself (exactly-once delivery); validation
+    /// refuses `exactly.once.support=required` otherwise.
     pub fn is_exactly_once(&self) -> bool {
         self.connect.transaction_boundary == TransactionBoundary::Connector
     }
@@ -215,24 +216,15 @@ pub struct OracleLogin {
     pub password: Secret,
 }
 
-/// A TLS trust store.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TrustStore {
-    pub location: PathBuf,
-    pub password: Option<Secret>,
-    pub store_type: String,
-}
-
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DatabaseSettings {
     /// `Some` whenever `cdc.source=oracle` (validation requires it).
     pub login: Option<OracleLogin>,
     /// PDBs captured from the CDB root; empty for a non-CDB.
     pub pdbs: Vec<String>,
+    /// `cdc.database.wallet.location`: added to the address built from the host (validation
+    /// refuses it beside `cdc.database.url`).
     pub wallet_location: Option<PathBuf>,
-    pub truststore: Option<TrustStore>,
-    /// `cdc.database.connection.properties`, secrets masked in `Debug`.
-    pub connection_properties: Properties,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -26,7 +26,7 @@ use super::settings::{
     DatabaseSettings, DecodeSettings, DictionarySettings, EosSettings, HeartbeatSettings,
     JournalSettings, KafkaSettings, KeySettings, LobSettings, MiningSettings, OracleLogin,
     PollSettings, RestSettings, RetrySettings, SimSettings, SnapshotSettings, TopicSettings,
-    TransactionSettings, TrustStore,
+    TransactionSettings,
 };
 use super::tables::{NamePatterns, TableMap, TableSelection};
 use super::topics::{TopicTemplate, resolve_topic_name};
@@ -37,8 +37,6 @@ const KAFKA_PREFIX: &str = "cdc.kafka.";
 const CONVERTER_PREFIX: &str = "cdc.journal.converter.";
 const OVERRIDE_PREFIX: &str = "cdc.snapshot.select.override.";
 const KAFKA_BROKERS: &str = "cdc.kafka.bootstrap.servers";
-/// The one record converter the connector writes for.
-const JSON_CONVERTER: &str = "org.apache.kafka.connect.json.JsonConverter";
 
 /// The side topics; each must be a distinct topic.
 const SIDE_TOPIC_KEYS: [&str; 8] = [
@@ -99,10 +97,9 @@ pub(crate) fn validate_with(
     v.read_keys();
     v.warn_duplicates();
     v.warn_tasks_max();
-    v.lob_mode_built();
-    v.converters_built();
+    v.exactly_once_combination();
+    v.wallet_with_url();
     let login = v.oracle_login();
-    let truststore = v.truststore();
     let tables = v.table_selection();
     let key_columns = v.key_columns();
     let select_overrides = v.select_overrides();
@@ -113,7 +110,6 @@ pub(crate) fn validate_with(
     }
     let parts = Parts {
         login,
-        truststore,
         tables,
         key_columns,
         select_overrides,
@@ -143,7 +139,6 @@ pub(crate) fn validate_with(
 /// What pass 2 produced, for pass 3.
 struct Parts {
     login: Option<OracleLogin>,
-    truststore: Option<TrustStore>,
     tables: Option<TableSelection>,
     key_columns: Option<TableMap<Vec<String>>>,
     select_overrides: Option<TableMap<String>>,
@@ -194,16 +189,21 @@ impl<'a> Validation<'a> {
         let given = entry.filter(|entry| !(unset_when_empty && entry.value.trim().is_empty()));
         match (given, spec.default) {
             (Some(entry), _) => {
-                if spec.status == KeyStatus::Reserved {
-                    self.warn(
-                        spec.key,
-                        WarningKind::ReservedKey,
-                        "reserved: accepted but not built yet, so it has no effect".to_owned(),
-                    );
+                if spec.status == KeyStatus::Refused {
+                    // an empty value is "not set", and nothing is asked for
+                    if !entry.value.trim().is_empty() {
+                        self.unsupported(spec, entry, spec.instead);
+                    }
+                    return;
                 }
+                self.warn_reserved(spec, &entry.key);
                 match parse_value(&spec.kind, &entry.value) {
                     Ok(parsed) => {
-                        self.parsed.insert(spec.key, parsed);
+                        if spec.is_supported(&entry.value) {
+                            self.parsed.insert(spec.key, parsed);
+                        } else {
+                            self.unsupported(spec, entry, &spec.supported.join(", "));
+                        }
                     }
                     Err(invalid) => self.invalid(spec, Some(entry), invalid.detail),
                 }
@@ -224,6 +224,7 @@ impl<'a> Validation<'a> {
 
     /// `cdc.kafka.*`, `cdc.journal.converter.*`, `cdc.snapshot.select.override.*`.
     fn read_family_member(&mut self, spec: &'static KeySpec, entry: &'a Entry) {
+        self.warn_reserved(spec, &entry.key);
         if let Err(invalid) = parse_value(&spec.kind, &entry.value) {
             self.invalid(spec, Some(entry), invalid.detail);
         }
@@ -263,6 +264,38 @@ impl<'a> Validation<'a> {
             problem: Problem::Invalid {
                 allowed: spec.kind.allowed(),
                 detail,
+            },
+        });
+    }
+
+    /// A reserved key (or a member of a reserved family) that was set.
+    fn warn_reserved(&mut self, spec: &KeySpec, key: &str) {
+        if spec.status == KeyStatus::Reserved {
+            self.warn(
+                key,
+                WarningKind::ReservedKey,
+                format!(
+                    "reserved: accepted but not built yet, so it has no effect ({})",
+                    spec.why
+                ),
+            );
+        }
+    }
+
+    /// A key, or a value of it, that is known but not built: a refused key names what to
+    /// use instead, a value outside [`KeySpec::supported`] the values that are built.
+    fn unsupported(&mut self, spec: &KeySpec, entry: &Entry, supported: &str) {
+        let detail = match spec.status {
+            KeyStatus::Refused => spec.why,
+            _ => spec.refusal,
+        };
+        self.errors.push(ConfigError {
+            key: entry.key.clone(),
+            given: Some(display_value(&entry.key, &entry.value)),
+            line: entry.line,
+            problem: Problem::Unsupported {
+                detail: detail.to_owned(),
+                supported: supported.to_owned(),
             },
         });
     }
@@ -367,45 +400,40 @@ impl<'a> Validation<'a> {
         }
     }
 
-    /// Only `cdc.lob.mode=skip` is built: with `inline` or `reselect` a value stored out of
-    /// the row (written by LOB_WRITE rows, which are not assembled yet) would be delivered as
-    /// an empty LOB, so they are refused rather than accepted silently.
-    fn lob_mode_built(&mut self) {
-        if self
-            .choice("cdc.lob.mode", LobMode::from_config)
-            .is_some_and(|mode| mode != LobMode::Skip)
-        {
+    /// `exactly.once.support=required` is Kafka Connect's preflight check: the connector must
+    /// be able to deliver exactly once with the rest of the configuration, which it does only
+    /// when it ends the Kafka transactions itself (`transaction.boundary=connector`). With
+    /// `poll` it delivers at least once, so `required` is refused rather than quietly weakened.
+    /// (`interval` is refused on its own, as not built.)
+    fn exactly_once_combination(&mut self) {
+        let required = self.choice("exactly.once.support", ExactlyOnceSupport::from_config)
+            == Some(ExactlyOnceSupport::Required);
+        let boundary = self.choice("transaction.boundary", TransactionBoundary::from_config);
+        if required && boundary == Some(TransactionBoundary::Poll) {
             self.conflict(
-                "cdc.lob.mode",
-                "only skip is built yet: LOB values are not assembled from LOB_WRITE rows, so a \
-                 value stored out of the row would arrive empty"
+                "exactly.once.support",
+                "required asks for exactly-once delivery, and with transaction.boundary=poll the \
+                 connector delivers at least once; set transaction.boundary=connector (Kafka \
+                 transactions end at Oracle commits), or exactly.once.support=requested to \
+                 accept at least once"
                     .to_owned(),
             );
         }
     }
 
-    /// The connector writes Kafka Connect's JSON (with or without the schema envelope, as
-    /// `*.converter.schemas.enable` says): a configuration copied from a worker that names
-    /// another converter (Avro, Protobuf, String) would get JSON it did not ask for.
-    fn converters_built(&mut self) {
-        for key in ["key.converter", "value.converter"] {
-            let Some(class) = self
-                .config
-                .entry(key)
-                .map(|entry| entry.value.trim().to_owned())
-                .filter(|class| !class.is_empty())
-            else {
-                continue;
-            };
-            if class != JSON_CONVERTER {
-                self.conflict(
-                    key,
-                    format!(
-                        "only {JSON_CONVERTER} is supported (its schema envelope set by \
-                         {key}.schemas.enable): the connector writes Kafka Connect's JSON"
-                    ),
-                );
-            }
+    /// The wallet is added to the address built from `cdc.database.host`; a connect string
+    /// given whole is handed to the Oracle client as it is, so a wallet set beside it would be
+    /// ignored, and with it the trust or the credentials it holds.
+    fn wallet_with_url(&mut self) {
+        if self.is_given("cdc.database.wallet.location") && self.is_given("cdc.database.url") {
+            self.conflict(
+                "cdc.database.wallet.location",
+                "a wallet is added only to the address built from cdc.database.host; with \
+                 cdc.database.url, name it in the connect string: \
+                 (SECURITY=(MY_WALLET_DIRECTORY=…)) in a descriptor, or ?wallet_location=… in \
+                 an Easy Connect string"
+                    .to_owned(),
+            );
         }
     }
 
@@ -615,30 +643,6 @@ impl<'a> Validation<'a> {
         }
     }
 
-    fn truststore(&mut self) -> Option<TrustStore> {
-        const LOCATION: &str = "cdc.database.tls.truststore.location";
-        let Some(location) = self.path(LOCATION) else {
-            for key in [
-                "cdc.database.tls.truststore.password",
-                "cdc.database.tls.truststore.type",
-            ] {
-                if self.is_given(key) && !self.is_given(LOCATION) {
-                    self.warn(
-                        key,
-                        WarningKind::Ignored,
-                        format!("ignored: {LOCATION} is not set"),
-                    );
-                }
-            }
-            return None;
-        };
-        Some(TrustStore {
-            location,
-            password: self.secret("cdc.database.tls.truststore.password"),
-            store_type: self.text("cdc.database.tls.truststore.type")?,
-        })
-    }
-
     fn patterns(&mut self, key: &str, case_sensitive: bool) -> Option<NamePatterns> {
         let sources = match self.parsed.get(key)? {
             Parsed::Patterns(sources) => sources.clone(),
@@ -825,16 +829,6 @@ impl<'a> Validation<'a> {
     // ---- pass 3 -------------------------------------------------------------------------
 
     fn assemble(&self, parts: Parts) -> Option<CdcConfig> {
-        let connection_properties = match self.parsed.get("cdc.database.connection.properties")? {
-            Parsed::Properties(pairs) => {
-                let mut properties = Properties::new();
-                for (name, value) in pairs {
-                    properties.insert(name.clone(), value.clone());
-                }
-                properties
-            }
-            _ => return None,
-        };
         let dictionary_url = self.connect_string("cdc.dictionary.database.url");
         let build_time = match self.parsed.get("cdc.dictionary.build.time")? {
             Parsed::TimeOfDay(time) => *time,
@@ -867,8 +861,6 @@ impl<'a> Validation<'a> {
                 login: parts.login,
                 pdbs: self.list("cdc.database.pdbs")?,
                 wallet_location: self.path("cdc.database.wallet.location"),
-                truststore: parts.truststore,
-                connection_properties,
             },
             capture: CaptureSettings {
                 mode: self.choice("cdc.capture.mode", CaptureMode::from_config)?,

@@ -129,6 +129,7 @@ impl<S: RedoSource> CaptureEngine<S> {
             excluded_users: self.settings.users_exclude.clone(),
             inlist_max: self.settings.inlist_max,
             timeout: self.settings.query_timeout,
+            fetch_size: self.settings.fetch_size,
             // LOB values are not assembled yet (cdc.lob.mode=skip)
             lob_rows: false,
         };

@@ -20,6 +20,8 @@ pub struct EngineSettings {
     pub target_latency: Duration,
     pub max_logs_per_step: usize,
     pub query_timeout: Duration,
+    /// `cdc.mining.fetch.size`: rows per round trip of the mining query.
+    pub fetch_size: u32,
     pub session_max_age: Duration,
     pub decode_threads: usize,
     pub inlist_max: usize,
@@ -79,6 +81,7 @@ impl EngineSettings {
             target_latency: Duration::from_millis(2000),
             max_logs_per_step: 8,
             query_timeout: Duration::from_millis(600_000),
+            fetch_size: 10_000,
             session_max_age: Duration::from_millis(3_600_000),
             decode_threads: 1,
             inlist_max: 1000,
@@ -115,6 +118,7 @@ impl EngineSettings {
             target_latency: config.mining.target_latency,
             max_logs_per_step: config.mining.max_logs_per_step as usize,
             query_timeout: config.mining.query_timeout,
+            fetch_size: config.mining.fetch_size,
             session_max_age: config.mining.session_max_age,
             decode_threads: config.decode_threads(cores),
             inlist_max: config.mining.inlist_max as usize,
@@ -173,12 +177,43 @@ mod tests {
              cdc.transaction.max.age.action=discard\n\
              cdc.on.decode.error=dlq\n\
              cdc.mining.max.logs.per.step=4\n\
-             cdc.retry.extra.error.codes=ORA-12345\n",
+             cdc.retry.extra.error.codes=ORA-12345\n\
+             cdc.start.scn=4242\n\
+             cdc.archive.destination=log_archive_dest_2\n\
+             cdc.mining.target.latency.ms=700\n\
+             cdc.mining.fetch.size=250\n\
+             cdc.mining.query.timeout.ms=45000\n\
+             cdc.mining.session.max.age.ms=120000\n\
+             cdc.mining.decode.threads=3\n\
+             cdc.mining.inlist.max=200\n\
+             cdc.database.pdbs=FREEPDB1,FREEPDB2\n\
+             cdc.transaction.orphan.check.interval.ms=5000\n\
+             cdc.transaction.orphan.action=fail\n\
+             cdc.retry.max.time.ms=60000\n\
+             cdc.log.sensitive.data=true\n\
+             cdc.buffer.memory.max.bytes=33554432\n\
+             cdc.buffer.spill.max.bytes=134217728\n",
         )
         .unwrap()
         .validate()
         .unwrap();
         let s = EngineSettings::from_config(&config);
+        // every key the engine reads, at a value other than its default
+        assert_eq!(s.start_scn, Some(Scn(4242)));
+        assert_eq!(s.archive_destination.as_deref(), Some("LOG_ARCHIVE_DEST_2"));
+        assert_eq!(s.target_latency, Duration::from_millis(700));
+        assert_eq!(s.fetch_size, 250);
+        assert_eq!(s.query_timeout, Duration::from_secs(45));
+        assert_eq!(s.session_max_age, Duration::from_secs(120));
+        assert_eq!(s.decode_threads, 3);
+        assert_eq!(s.inlist_max, 200);
+        assert_eq!(s.pdbs, ["FREEPDB1", "FREEPDB2"]);
+        assert_eq!(s.orphan.check_interval_ms, 5000);
+        assert_eq!(s.orphan.action, cdc_core::config::OrphanAction::Fail);
+        assert_eq!(s.retry_max_time, Duration::from_secs(60));
+        assert!(s.log_sensitive_data);
+        assert_eq!(s.buffer.memory_max_bytes, 32 << 20);
+        assert_eq!(s.buffer.spill_max_bytes, 128 << 20);
         assert_eq!(s.server, "shop");
         assert_eq!(s.capture_mode, CaptureMode::ArchiveOnly);
         assert_eq!(s.heartbeat_interval, None);
@@ -219,6 +254,7 @@ mod tests {
         assert_eq!(new.target_latency, table.target_latency);
         assert_eq!(new.max_logs_per_step, table.max_logs_per_step);
         assert_eq!(new.query_timeout, table.query_timeout);
+        assert_eq!(new.fetch_size, table.fetch_size);
         assert_eq!(new.session_max_age, table.session_max_age);
         // `auto` is the cores less one: `new` takes the value of a two-core machine
         assert_eq!(new.decode_threads, config.decode_threads(2));

@@ -112,6 +112,8 @@ pub struct SimSource {
     restart_pending: Option<u32>,
     opening_calls: u32,
     mined_rows: u64,
+    /// Round trips the mining queries' rows took, `MiningQuery::fetch_size` rows each.
+    fetches: u64,
 }
 
 fn ora(code: u32, text: String) -> SourceError {
@@ -130,6 +132,7 @@ impl SimSource {
             restart_pending: None,
             opening_calls: 0,
             mined_rows: 0,
+            fetches: 0,
         }
     }
 
@@ -180,6 +183,12 @@ impl SimSource {
     /// Rows handed to sinks so far.
     pub fn mined_rows(&self) -> u64 {
         self.mined_rows
+    }
+
+    /// Round trips to the database the mining queries took so far: as the Oracle client, each
+    /// query fetches its rows `fetch_size` at a time, and even an empty result is one.
+    pub fn fetches(&self) -> u64 {
+        self.fetches
     }
 
     fn first_pdb(&self) -> String {
@@ -682,6 +691,10 @@ impl RedoSource for SimSource {
         };
         let (summary, end) = stream(&self.db, merged, fail_at, mid_read_after, &filter, sink);
         self.mined_rows += summary.rows;
+        self.fetches += summary
+            .rows
+            .div_ceil(u64::from(query.fetch_size.max(1)))
+            .max(1);
         match end {
             StreamEnd::Sink => Ok(summary),
             StreamEnd::MidRead => match &mid_read {
@@ -968,7 +981,8 @@ pub fn whole_window(logs: &[LogFile]) -> MiningWindow {
     }
 }
 
-/// A mining query for the given objects, no users excluded, a 10 minute timeout.
+/// A mining query for the given objects, no users excluded, a 10 minute timeout, the default
+/// fetch size.
 pub fn query_for(from: RedoBound, objects: Vec<(ConId, ObjectId)>) -> MiningQuery {
     MiningQuery {
         from,
@@ -976,6 +990,7 @@ pub fn query_for(from: RedoBound, objects: Vec<(ConId, ObjectId)>) -> MiningQuer
         excluded_users: Vec::new(),
         inlist_max: 1000,
         timeout: Duration::from_secs(600),
+        fetch_size: 10_000,
         lob_rows: false,
     }
 }

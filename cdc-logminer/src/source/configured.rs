@@ -239,7 +239,16 @@ fn reached(db: &SimDatabase, position: &Position) -> bool {
 pub fn oracle_source(
     config: &CdcConfig,
 ) -> Result<crate::source::oracle::OracleSource, SourceSetupError> {
-    use crate::source::oracle::{ConnectOptions, OracleSource};
+    crate::source::oracle::OracleSource::connect(connect_options(config)?)
+        .map_err(SourceSetupError::Oracle)
+}
+
+/// How the Oracle client reaches the database `config` names: the login and the endpoint of
+/// `cdc.database.*`, and the wallet, which is part of an address built from the host (TLS and
+/// a wallet beside `cdc.database.url` are written in the connect string itself).
+pub fn connect_options(
+    config: &CdcConfig,
+) -> Result<crate::source::oracle::ConnectOptions, SourceSetupError> {
     use cdc_core::config::DatabaseEndpoint;
 
     let login = config
@@ -247,7 +256,7 @@ pub fn oracle_source(
         .login
         .as_ref()
         .ok_or(SourceSetupError::MissingLogin)?;
-    let mut options = ConnectOptions {
+    let mut options = crate::source::oracle::ConnectOptions {
         url: None,
         host: None,
         port: None,
@@ -260,7 +269,9 @@ pub fn oracle_source(
             .wallet_location
             .as_ref()
             .map(|p| p.display().to_string()),
-        tls: config.database.truststore.is_some(),
+        // TCPS is asked for in cdc.database.url; the Java trust store keys that once turned
+        // it on for a host are refused (the Oracle client reads no trust store)
+        tls: false,
     };
     match &login.endpoint {
         DatabaseEndpoint::ConnectString(url) => options.url = Some(url.clone()),
@@ -279,7 +290,7 @@ pub fn oracle_source(
             options.sid = Some(sid.clone());
         }
     }
-    OracleSource::connect(options).map_err(SourceSetupError::Oracle)
+    Ok(options)
 }
 
 /// The committed changes a capture of the simulator with `config` must deliver, in commit
@@ -304,4 +315,115 @@ pub fn sim_expected(
 /// start captures the workload's whole history (the demo and the end-to-end tests).
 pub fn sim_initial_scn(config: &CdcConfig) -> Result<cdc_core::Scn, SourceSetupError> {
     Ok(sim_database(&config.sim)?.database().current_scn())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cdc_core::config::Config;
+
+    fn validated(pairs: &[(&str, &str)]) -> CdcConfig {
+        let mut config = Config::from_pairs([
+            ("name", "keys"),
+            ("cdc.topic.prefix", "cdc"),
+            ("cdc.tables.include", "APP\\..*"),
+        ]);
+        for (key, value) in pairs {
+            config.set(*key, *value);
+        }
+        config.validate().unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    #[test]
+    fn database_keys_reach_the_connect_options() {
+        let login = [
+            ("cdc.database.user", "C##CDC"),
+            ("cdc.database.password", "s3cr3t"),
+        ];
+        let with = |extra: &[(&str, &str)]| {
+            let mut pairs = login.to_vec();
+            pairs.extend_from_slice(extra);
+            connect_options(&validated(&pairs)).unwrap()
+        };
+        let service = with(&[
+            ("cdc.database.host", "db.example.com"),
+            ("cdc.database.port", "2484"),
+            ("cdc.database.service", "ORCLCDB"),
+            ("cdc.database.wallet.location", "/etc/oracle/wallet"),
+        ]);
+        assert_eq!(service.user, "C##CDC");
+        assert_eq!(service.password, "s3cr3t");
+        assert_eq!(
+            service.connect_string().unwrap(),
+            "(DESCRIPTION=(ADDRESS=(PROTOCOL=TCP)(HOST=db.example.com)(PORT=2484))\
+             (CONNECT_DATA=(SERVICE_NAME=ORCLCDB))(SECURITY=(MY_WALLET_DIRECTORY=/etc/oracle/wallet)))"
+        );
+        let sid = with(&[("cdc.database.host", "db"), ("cdc.database.sid", "ORCL")]);
+        assert_eq!(sid.port, Some(1521), "the port's default");
+        assert!(sid.connect_string().unwrap().contains("(SID=ORCL)"));
+        let url = with(&[(
+            "cdc.database.url",
+            "jdbc:oracle:thin:@tcps://db:2484/FREEPDB1",
+        )]);
+        assert_eq!(url.connect_string().unwrap(), "tcps://db:2484/FREEPDB1");
+        // without a login there is nothing to connect with
+        let sim = validated(&[("cdc.source", "sim")]);
+        assert!(matches!(
+            connect_options(&sim),
+            Err(SourceSetupError::MissingLogin)
+        ));
+    }
+
+    #[test]
+    fn sim_keys_shape_the_simulated_database() {
+        let truth = |extra: &[(&str, &str)]| {
+            let mut pairs = vec![("cdc.source", "sim")];
+            pairs.extend_from_slice(extra);
+            let config = validated(&pairs);
+            assert!(matches!(
+                from_config(&config, None).unwrap(),
+                ConfiguredSource::Sim(_)
+            ));
+            sim_expected(&config).unwrap()
+        };
+        let changes = |truth: &[crate::sim::TruthTransaction]| -> usize {
+            truth.iter().map(|t| t.changes.len()).sum()
+        };
+        let one = truth(&[("cdc.sim.seed", "3"), ("cdc.sim.changes", "300")]);
+        assert_eq!(
+            one,
+            truth(&[("cdc.sim.seed", "3"), ("cdc.sim.changes", "300")])
+        );
+        assert_ne!(
+            one,
+            truth(&[("cdc.sim.seed", "4"), ("cdc.sim.changes", "300")])
+        );
+        let more = truth(&[("cdc.sim.seed", "3"), ("cdc.sim.changes", "900")]);
+        assert!(changes(&more) > changes(&one), "cdc.sim.changes");
+
+        // a backlog has run whole before the source is handed over
+        let backlog = |on: &str| {
+            let config = validated(&[
+                ("cdc.source", "sim"),
+                ("cdc.sim.changes", "300"),
+                ("cdc.sim.backlog", on),
+            ]);
+            sim_source(&config, None).unwrap().database().current_scn()
+        };
+        assert!(backlog("true") > backlog("false"));
+
+        // a scenario file replaces the generated workload
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("one-insert.json");
+        std::fs::write(
+            &path,
+            r#"{"name": "one-insert", "events": [
+              {"event": "insert", "session": "s1", "table": "APP.CUSTOMERS", "values": {"ID": 1, "NAME": "a"}},
+              {"event": "commit", "session": "s1"}
+            ]}"#,
+        )
+        .unwrap();
+        let scenario = truth(&[("cdc.sim.scenario", path.to_str().unwrap())]);
+        assert_eq!(changes(&scenario), 1, "{scenario:?}");
+    }
 }

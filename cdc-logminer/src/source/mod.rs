@@ -285,6 +285,8 @@ pub struct MiningQuery {
     pub inlist_max: usize,
     /// `cdc.mining.query.timeout.ms`: the query is cancelled after this long.
     pub timeout: Duration,
+    /// `cdc.mining.fetch.size`: rows fetched per round trip to the database.
+    pub fetch_size: u32,
     /// Also the LOB rows (OPERATION_CODE 9, 10, 11, 29) of the captured objects; under
     /// `cdc.lob.mode=skip` the engine does not ask for them.
     pub lob_rows: bool,

@@ -75,10 +75,11 @@ pub enum DemoError {
 
 /// The demo's connector configuration.
 pub fn demo_config(options: &DemoOptions, bootstrap: &str, run: &str) -> Config {
-    let boundary = if options.exactly_once {
-        "connector"
+    // as Connect combines them: `required` only where the boundary can honour it
+    let (support, boundary) = if options.exactly_once {
+        ("required", "connector")
     } else {
-        "poll"
+        ("requested", "poll")
     };
     Config::from_pairs([
         ("name", format!("oracle-cdc-demo-{run}")),
@@ -97,7 +98,7 @@ pub fn demo_config(options: &DemoOptions, bootstrap: &str, run: &str) -> Config 
         ("cdc.users.exclude", "ETL_BATCH".into()),
         // APP.EVENTS has no key: its records are keyed by ROWID
         ("cdc.key.missing", "rowid".into()),
-        ("exactly.once.support", "required".into()),
+        ("exactly.once.support", support.into()),
         ("transaction.boundary", boundary.into()),
         ("cdc.heartbeat.interval.ms", "1000".into()),
         ("cdc.rest.listen", "127.0.0.1:0".into()),

@@ -581,7 +581,14 @@ impl RedoSource for OracleSource {
             });
             let result = (|| -> Result<MineSummary, SourceError> {
                 let p = binds(&b);
-                let rs = conn.query(&text, &p).map_err(driver)?;
+                // the rows come `cdc.mining.fetch.size` per round trip (the driver's own
+                // default is 100)
+                let rs = conn
+                    .statement(&text)
+                    .fetch_array_size(query.fetch_size.max(1))
+                    .build()
+                    .and_then(|stmt| stmt.into_result_set::<Row>(&p))
+                    .map_err(driver)?;
                 let mut summary = MineSummary {
                     rows: 0,
                     last: None,
