@@ -429,7 +429,7 @@ pub static KEYS: &[KeySpec] = &[
     KeySpec::new("name", G::Connect, K::Name, Required,
         "Connector name: the offsets key, the spill sub-directory and the REST path."),
     KeySpec::new("connector.class", G::Connect, K::ClassName, Unset,
-        "Accepted for Kafka Connect compatibility; this binary runs the Oracle connector whatever it names."),
+        "`sh.oso.connect.oracle.OracleCdcSourceConnector`, or Connect's aliases `OracleCdcSourceConnector` and `OracleCdcSource`; unset is the same. Any other class is refused."),
     KeySpec::new("tasks.max", G::Connect, int(1, MAX_INT), Value("1"),
         "One task always runs; a larger value is reported as a warning and treated as 1."),
     KeySpec::new("exactly.once.support", G::Connect, K::Choice(ExactlyOnceSupport::ALLOWED), Value("requested"),
