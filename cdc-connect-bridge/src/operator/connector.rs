@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use cdc_core::config::{CdcConfig, Config};
+use cdc_core::config::{CONNECTOR_CLASS, CdcConfig, Config};
 use cdc_offset::Position;
 use parking_lot::{Condvar, Mutex};
 use serde_json::{Map, Value as Json};
@@ -69,13 +69,16 @@ impl std::fmt::Debug for Connector {
 impl Connector {
     /// A connector for a validated configuration; `given` is the configuration as read, kept
     /// only as it may be shown: secrets, credentials in database URLs and secret driver
-    /// properties masked ([`Config::iter_shown`]); `worker_id` the REST listener's
-    /// `host:port`.
+    /// properties masked ([`Config::iter_shown`]), and `connector.class` added when it was not
+    /// given, as Connect always shows it; `worker_id` the REST listener's `host:port`.
     pub fn new(config: CdcConfig, given: &Config, worker_id: String) -> Connector {
-        let shown_config = given
+        let mut shown_config: BTreeMap<String, String> = given
             .iter_shown()
             .map(|(key, shown)| (key.to_owned(), shown))
             .collect();
+        shown_config
+            .entry("connector.class".to_owned())
+            .or_insert_with(|| CONNECTOR_CLASS.to_owned());
         Connector {
             config,
             shown_config,
@@ -397,7 +400,23 @@ mod tests {
             format!("oracle.net.wallet_password={MASK_SHOWN};oracle.net.CONNECT_TIMEOUT=5000")
         );
         assert_eq!(shown["cdc.topic.prefix"], "cdc");
-        assert_eq!(shown.len(), 8);
+        assert_eq!(
+            shown["connector.class"], CONNECTOR_CLASS,
+            "shown even when not given"
+        );
+        assert_eq!(shown.len(), 9);
+    }
+
+    /// A `connector.class` given (an alias, say) is shown as given, as Connect shows it.
+    #[test]
+    fn the_shown_configuration_keeps_the_given_class() {
+        let given = given(&[("connector.class", "OracleCdcSource")]);
+        let config = given.validate().expect("a valid configuration");
+        let connector = Connector::new(config, &given, "127.0.0.1:8083".to_owned());
+        assert_eq!(
+            ConnectorControl::config(&connector)["connector.class"],
+            "OracleCdcSource"
+        );
     }
 
     /// Before its task first starts, a connector is UNASSIGNED, as in Connect: not RESTARTING,

@@ -114,7 +114,8 @@ pub struct MetricsSnapshot {
 pub trait ConnectorControl: Send + Sync + 'static {
     /// The connector name (`name`).
     fn name(&self) -> String;
-    /// The configuration as given, with every secret shown as `********`.
+    /// The configuration as given, with every secret masked, and with `connector.class` (as
+    /// Connect always shows it).
     fn config(&self) -> BTreeMap<String, String>;
     fn status(&self) -> ConnectorStatus;
     /// Stops the task: the open Kafka transaction is finished or aborted, what was
