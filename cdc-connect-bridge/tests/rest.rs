@@ -10,11 +10,13 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 
 use cdc_buffer::BufferMetrics;
+use cdc_connect_bridge::operator::cluster_id::ClusterId;
 use cdc_connect_bridge::operator::control::{
     ConnectorControl, ConnectorState, ConnectorStatus, ControlError, DeliveryMetrics,
-    MetricsSnapshot, PartitionOffset,
+    MetricsSnapshot, PartitionOffset, WorkerHealth,
 };
-use cdc_connect_bridge::operator::rest;
+use cdc_connect_bridge::operator::rest::{RestApi, ServerInfo};
+use cdc_core::config::CONNECTOR_CLASS;
 use cdc_logminer::engine::EngineMetrics;
 use parking_lot::Mutex;
 use serde_json::{Value, json};
@@ -34,6 +36,8 @@ struct Inner {
     trace: Option<String>,
     offsets: Vec<PartitionOffset>,
     restarts: u32,
+    /// What `health` answers instead of the default rule, when set.
+    health: Option<WorkerHealth>,
 }
 
 struct FakeControl {
@@ -58,6 +62,7 @@ impl FakeControl {
                     offset: offset.as_object().cloned(),
                 }],
                 restarts: 0,
+                health: None,
             }),
         }
     }
@@ -95,9 +100,18 @@ impl ConnectorControl for FakeControl {
     fn config(&self) -> BTreeMap<String, String> {
         BTreeMap::from([
             ("name".to_owned(), NAME.to_owned()),
+            ("connector.class".to_owned(), CONNECTOR_CLASS.to_owned()),
             ("cdc.topic.prefix".to_owned(), "cdc".to_owned()),
             ("cdc.database.password".to_owned(), "********".to_owned()),
         ])
+    }
+
+    fn health(&self) -> WorkerHealth {
+        let inner = self.inner.lock();
+        inner.health.unwrap_or(match inner.state {
+            ConnectorState::Unassigned => WorkerHealth::Starting,
+            _ => WorkerHealth::Healthy,
+        })
     }
 
     fn status(&self) -> ConnectorStatus {
@@ -189,7 +203,13 @@ struct Server {
 }
 
 impl Server {
+    /// The API with a cluster id not known yet.
     fn start() -> Self {
+        Server::start_with(|api| api)
+    }
+
+    /// The API `configure` makes of the plain one over the in-test connector.
+    fn start_with(configure: impl FnOnce(RestApi) -> RestApi) -> Self {
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
             .enable_all()
@@ -202,11 +222,12 @@ impl Server {
         let control = Arc::new(FakeControl::new(address.to_string()));
         let (shutdown, stopped) = tokio::sync::oneshot::channel::<()>();
         let served: Arc<dyn ConnectorControl> = control.clone();
+        let api = configure(RestApi::new(served));
         runtime.spawn(async move {
             let signal = async move {
                 let _ = stopped.await;
             };
-            rest::serve(listener, served, signal).await.unwrap();
+            api.serve(listener, signal).await.unwrap();
         });
         let agent: Agent = Agent::config_builder()
             .http_status_as_error(false)
@@ -326,10 +347,50 @@ fn root_reports_the_version() {
     let body = reply.json();
     assert_eq!(body["version"], json!(env!("CARGO_PKG_VERSION")));
     assert!(body["commit"].is_string(), "{body}");
-    assert!(
-        body.as_object().unwrap().contains_key("kafka_cluster_id"),
-        "{body}"
+    assert_eq!(
+        body["kafka_cluster_id"],
+        Value::Null,
+        "not learnt yet: {body}"
     );
+    assert_eq!(body.as_object().unwrap().len(), 3, "{body}");
+
+    let known = Server::start_with(|api| {
+        api.with_info(ServerInfo {
+            kafka_cluster_id: ClusterId::known("Zx3kq7RTT1mS6m2Jm0XyCA"),
+            ..ServerInfo::default()
+        })
+    });
+    assert_eq!(
+        known.get("/").json()["kafka_cluster_id"],
+        "Zx3kq7RTT1mS6m2Jm0XyCA"
+    );
+}
+
+/// KIP-1017: 200 once the task was started, 503 before, 500 when the worker cannot answer;
+/// a failed connector runs in a healthy worker.
+#[test]
+fn health_follows_the_worker_not_the_connector() {
+    let server = Server::start();
+    let healthy = server.get("/health");
+    assert_eq!(healthy.status, StatusCode::OK);
+    assert_eq!(
+        healthy.json(),
+        json!({"status": "healthy",
+               "message": "Worker has completed startup and is ready to handle requests"})
+    );
+    server.control.fail("[CDC-2002] a log is missing");
+    assert_eq!(server.get("/health").status, StatusCode::OK);
+
+    server.control.inner.lock().state = ConnectorState::Unassigned;
+    let starting = server.get("/health");
+    assert_eq!(starting.status, StatusCode::SERVICE_UNAVAILABLE);
+    assert_eq!(starting.json()["status"], "starting");
+
+    server.control.inner.lock().health = Some(WorkerHealth::Unhealthy);
+    let unhealthy = server.get("/health");
+    assert_eq!(unhealthy.status, StatusCode::INTERNAL_SERVER_ERROR);
+    assert_eq!(unhealthy.json()["status"], "unhealthy");
+    assert!(unhealthy.json()["message"].is_string());
 }
 
 #[test]
@@ -353,6 +414,25 @@ fn connectors_expand_status_and_info() {
     assert_eq!(entry["status"]["tasks"][0]["id"], 0, "{body}");
     assert_eq!(entry["info"]["name"], NAME, "{body}");
     assert_eq!(entry["info"]["type"], "source", "{body}");
+    assert_eq!(
+        entry["info"]["config"]["connector.class"], CONNECTOR_CLASS,
+        "{body}"
+    );
+    assert_eq!(
+        entry["info"]["tasks"],
+        json!([{"connector": NAME, "task": 0}])
+    );
+    assert_eq!(
+        server.get("/connectors?expand=info&expand=status").json(),
+        body,
+        "the order of the expansions does not matter"
+    );
+
+    let info = server.get("/connectors?expand=info").json();
+    assert_eq!(
+        info[NAME].as_object().unwrap().keys().collect::<Vec<_>>(),
+        ["info"]
+    );
 
     let status = server.get("/connectors?expand=status").json();
     assert_eq!(
@@ -369,8 +449,12 @@ fn connector_info_config_and_tasks() {
     let server = Server::start();
     let info = server.get(&format!("/connectors/{NAME}"));
     assert_eq!(info.status, StatusCode::OK);
-    let config =
-        json!({"cdc.database.password": "********", "cdc.topic.prefix": "cdc", "name": NAME});
+    let config = json!({
+        "cdc.database.password": "********",
+        "cdc.topic.prefix": "cdc",
+        "connector.class": CONNECTOR_CLASS,
+        "name": NAME,
+    });
     assert_eq!(
         info.json(),
         json!({
@@ -420,6 +504,9 @@ fn status_shows_connector_and_task() {
     assert_eq!(task.json()["state"], "FAILED");
     server
         .get(&format!("/connectors/{NAME}/tasks/1/status"))
+        .assert_error(404, "No status found for task");
+    server
+        .get(&format!("/connectors/{NAME}/tasks/first/status"))
         .assert_error(404, "No status found for task");
 }
 

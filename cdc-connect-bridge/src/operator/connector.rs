@@ -20,9 +20,12 @@ use crate::kafka::KafkaClients;
 use crate::kafka::offsets::KafkaOffsetStore;
 use crate::operator::control::{
     ConnectorControl, ConnectorState, ConnectorStatus, ControlError, MetricsSnapshot,
-    PartitionOffset,
+    PartitionOffset, WorkerHealth,
 };
 use crate::worker::{TaskError, TaskOptions, TaskSignals, TaskStats, run_task};
+
+/// How long a health check waits for the supervisor's state.
+const HEALTH_LOCK_WAIT: Duration = Duration::from_secs(5);
 
 /// What the operator asked for last.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -234,6 +237,19 @@ impl ConnectorControl for Connector {
         }
     }
 
+    /// Unhealthy once shutting down, or when the supervisor holds its state longer than
+    /// [`HEALTH_LOCK_WAIT`] (it never should: it holds it only to change it).
+    fn health(&self) -> WorkerHealth {
+        if self.shutdown.load(Ordering::SeqCst) {
+            return WorkerHealth::Unhealthy;
+        }
+        match self.inner.try_lock_for(HEALTH_LOCK_WAIT) {
+            None => WorkerHealth::Unhealthy,
+            Some(inner) if inner.state == ConnectorState::Unassigned => WorkerHealth::Starting,
+            Some(_) => WorkerHealth::Healthy,
+        }
+    }
+
     fn stop(&self) -> Result<(), ControlError> {
         let mut inner = self.inner.lock();
         inner.desired = Desired::Stopped;
@@ -420,7 +436,8 @@ mod tests {
     }
 
     /// Before its task first starts, a connector is UNASSIGNED, as in Connect: not RESTARTING,
-    /// which is the answer to a restart.
+    /// which is the answer to a restart; the worker is still starting. A worker shutting down
+    /// is unhealthy.
     #[test]
     fn a_connector_not_started_yet_is_unassigned() {
         let given = given(&[]);
@@ -429,6 +446,9 @@ mod tests {
         let status = ConnectorControl::status(&connector);
         assert_eq!(status.state.as_str(), "UNASSIGNED");
         assert_eq!(status.trace, None);
+        assert_eq!(connector.health(), WorkerHealth::Starting);
+        connector.shutdown();
+        assert_eq!(connector.health(), WorkerHealth::Unhealthy);
     }
 
     /// Connect refuses to alter or reset the offsets of a connector that is not STOPPED with a

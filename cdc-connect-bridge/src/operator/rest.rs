@@ -1,15 +1,14 @@
-//! The worker's REST API: the Kafka Connect endpoints an operator's runbook uses, with Connect's
-//! request and response shapes and status codes, so `curl` recipes and Connect tooling work
-//! unchanged, plus the Prometheus `/metrics` page.
+//! The worker's REST API: the Kafka Connect endpoints an operator's runbook uses, with Connect's request and response shapes and status codes, so `curl` recipes
+//! and Connect tooling work unchanged, plus the Prometheus `/metrics` page.
 //!
 //! ```text
 //!  HTTP request ─► axum Router ─► handler: parse path, query and body (Connect's 4xx on error)
 //!                                   │ spawn_blocking (control calls may read the offsets topic)
 //!                                   ▼
-//!                     ConnectorControl: name · status · stop · pause · resume · restart
-//!                                       offsets · alter_offsets · reset_offsets · metrics
+//!                     ConnectorControl: name · status · health · stop · pause · resume
+//!                                       restart · offsets · alter/reset_offsets · metrics
 //!                                   │ Ok ─► Connect's JSON body and status code
-//!                                   ▼ Err(ControlError) ─► 400 / 409 / 500
+//!                                   ▼ Err ─► 400 / 409 / 500
 //!                     {"error_code": N, "message": "..."}
 //! ```
 //!
@@ -21,6 +20,7 @@
 use std::collections::BTreeMap;
 use std::future::Future;
 use std::sync::Arc;
+use std::time::Duration;
 
 use axum::Router;
 use axum::body::Bytes;
@@ -31,8 +31,9 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post, put};
 use serde_json::{Map, Value as JsonValue, json};
 
+use crate::operator::cluster_id::ClusterId;
 use crate::operator::control::{
-    ConnectorControl, ConnectorState, ConnectorStatus, ControlError, PartitionOffset,
+    ConnectorControl, ConnectorState, ConnectorStatus, ControlError, PartitionOffset, WorkerHealth,
 };
 use crate::operator::metrics;
 
@@ -41,71 +42,115 @@ use crate::operator::metrics;
 pub struct ServerInfo {
     pub version: String,
     pub commit: String,
-    /// The Kafka cluster id, when the worker knows it; `null` otherwise.
-    pub kafka_cluster_id: Option<String>,
+    /// The Kafka cluster id, once the worker learnt it; `null` until then.
+    pub kafka_cluster_id: ClusterId,
 }
 
 impl Default for ServerInfo {
     /// This crate's version; the commit and cluster id are unknown to the library, so the
-    /// worker fills them in through [`router_with_info`] when it has them.
+    /// worker fills them in through [`RestApi::with_info`] when it has them.
     fn default() -> Self {
         ServerInfo {
             version: env!("CARGO_PKG_VERSION").to_owned(),
             commit: "unknown".to_owned(),
-            kafka_cluster_id: None,
+            kafka_cluster_id: ClusterId::default(),
         }
+    }
+}
+
+/// The REST API of one worker: the connector it controls and what `GET /` reports.
+pub struct RestApi {
+    control: Arc<dyn ConnectorControl>,
+    info: ServerInfo,
+}
+
+impl std::fmt::Debug for RestApi {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RestApi")
+            .field("info", &self.info)
+            .finish_non_exhaustive()
+    }
+}
+
+impl RestApi {
+    /// The API over `control`, with the default [`ServerInfo`].
+    pub fn new(control: Arc<dyn ConnectorControl>) -> RestApi {
+        RestApi {
+            control,
+            info: ServerInfo::default(),
+        }
+    }
+
+    /// Reports `info` at `GET /`.
+    pub fn with_info(mut self, info: ServerInfo) -> RestApi {
+        self.info = info;
+        self
+    }
+
+    pub fn router(self) -> Router {
+        let api = Api {
+            control: self.control,
+            info: Arc::new(self.info),
+        };
+        Router::new()
+            .route("/", get(server_info))
+            .route("/health", get(health))
+            .route("/connectors", get(list_connectors))
+            .route("/connectors/", get(list_connectors))
+            .route("/connectors/{name}", get(connector_info))
+            .route("/connectors/{name}/config", get(connector_config))
+            .route("/connectors/{name}/status", get(connector_status))
+            .route("/connectors/{name}/tasks", get(task_configs))
+            .route("/connectors/{name}/tasks/{task}/status", get(task_status))
+            .route(
+                "/connectors/{name}/tasks/{task}/restart",
+                post(restart_task),
+            )
+            .route("/connectors/{name}/stop", put(stop))
+            .route("/connectors/{name}/pause", put(pause))
+            .route("/connectors/{name}/resume", put(resume))
+            .route("/connectors/{name}/restart", post(restart))
+            .route(
+                "/connectors/{name}/offsets",
+                get(offsets).patch(alter_offsets).delete(reset_offsets),
+            )
+            .route("/metrics", get(metrics_page))
+            .fallback(not_found)
+            .method_not_allowed_fallback(method_not_allowed)
+            .with_state(api)
+    }
+
+    /// Serves the API on `listener` until `shutdown` completes; requests in flight finish.
+    pub async fn serve(
+        self,
+        listener: tokio::net::TcpListener,
+        shutdown: impl Future<Output = ()> + Send + 'static,
+    ) -> std::io::Result<()> {
+        let address = listener.local_addr()?;
+        tracing::info!(%address, "REST API listening");
+        axum::serve(listener, self.router())
+            .with_graceful_shutdown(shutdown)
+            .await
     }
 }
 
 /// The REST API over `control`, with the default [`ServerInfo`].
 pub fn router(control: Arc<dyn ConnectorControl>) -> Router {
-    router_with_info(control, ServerInfo::default())
+    RestApi::new(control).router()
 }
 
 /// The REST API over `control`, reporting `info` at `GET /`.
 pub fn router_with_info(control: Arc<dyn ConnectorControl>, info: ServerInfo) -> Router {
-    let api = Api {
-        control,
-        info: Arc::new(info),
-    };
-    Router::new()
-        .route("/", get(server_info))
-        .route("/connectors", get(list_connectors))
-        .route("/connectors/", get(list_connectors))
-        .route("/connectors/{name}", get(connector_info))
-        .route("/connectors/{name}/config", get(connector_config))
-        .route("/connectors/{name}/status", get(connector_status))
-        .route("/connectors/{name}/tasks", get(task_configs))
-        .route("/connectors/{name}/tasks/{task}/status", get(task_status))
-        .route(
-            "/connectors/{name}/tasks/{task}/restart",
-            post(restart_task),
-        )
-        .route("/connectors/{name}/stop", put(stop))
-        .route("/connectors/{name}/pause", put(pause))
-        .route("/connectors/{name}/resume", put(resume))
-        .route("/connectors/{name}/restart", post(restart))
-        .route(
-            "/connectors/{name}/offsets",
-            get(offsets).patch(alter_offsets).delete(reset_offsets),
-        )
-        .route("/metrics", get(metrics_page))
-        .fallback(not_found)
-        .method_not_allowed_fallback(method_not_allowed)
-        .with_state(api)
+    RestApi::new(control).with_info(info).router()
 }
 
-/// Serves the REST API on `listener` until `shutdown` completes; requests in flight finish.
+/// Serves the REST API over `control` on `listener` until `shutdown` completes.
 pub async fn serve(
     listener: tokio::net::TcpListener,
     control: Arc<dyn ConnectorControl>,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    let address = listener.local_addr()?;
-    tracing::info!(%address, "REST API listening");
-    axum::serve(listener, router(control))
-        .with_graceful_shutdown(shutdown)
-        .await
+    RestApi::new(control).serve(listener, shutdown).await
 }
 
 /// The handlers' state.
@@ -114,6 +159,10 @@ struct Api {
     control: Arc<dyn ConnectorControl>,
     info: Arc<ServerInfo>,
 }
+
+/// How long `GET /health` waits for the connector's answer before it reports the worker
+/// unhealthy: Connect's bound for this endpoint.
+const HEALTH_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Connect's message when a PATCH carries no offsets.
 const NO_OFFSETS: &str = "Partitions / offsets need to be provided for an alter offsets request";
@@ -346,9 +395,38 @@ async fn server_info(State(api): State<Api>) -> Response {
         json!({
             "version": info.version,
             "commit": info.commit,
-            "kafka_cluster_id": info.kafka_cluster_id,
+            "kafka_cluster_id": info.kafka_cluster_id.get(),
         }),
     )
+}
+
+/// `GET /health` (KIP-1017): 200 `healthy` once the connector's task was started, 503
+/// `starting` before, 500 `unhealthy` when the connector does not answer within
+/// [`HEALTH_TIMEOUT`] or the worker is stopping; Connect's messages.
+async fn health(State(api): State<Api>) -> Response {
+    let check = blocking(&api, |control| Ok(control.health()));
+    let health = match tokio::time::timeout(HEALTH_TIMEOUT, check).await {
+        Ok(Ok(health)) => health,
+        Ok(Err(_)) | Err(_) => WorkerHealth::Unhealthy,
+    };
+    let (status, state, message) = match health {
+        WorkerHealth::Healthy => (
+            StatusCode::OK,
+            "healthy",
+            "Worker has completed startup and is ready to handle requests",
+        ),
+        WorkerHealth::Starting => (
+            StatusCode::SERVICE_UNAVAILABLE,
+            "starting",
+            "Worker is still starting up",
+        ),
+        WorkerHealth::Unhealthy => (
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "unhealthy",
+            "Worker was unable to handle this request and may be unable to handle other requests",
+        ),
+    };
+    ok_json(status, json!({"status": state, "message": message}))
 }
 
 /// `GET /connectors`, `GET /connectors?expand=status&expand=info`

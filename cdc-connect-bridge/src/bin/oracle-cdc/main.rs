@@ -8,8 +8,10 @@ use std::time::Duration;
 
 mod demo;
 
+use cdc_connect_bridge::kafka::KafkaClients;
 use cdc_connect_bridge::operator::connector::Connector;
 use cdc_connect_bridge::operator::control::ConnectorControl;
+use cdc_connect_bridge::operator::rest::{RestApi, ServerInfo};
 use cdc_core::config::Config;
 use clap::{Parser, Subcommand};
 
@@ -239,17 +241,20 @@ async fn serve(
         .local_addr()
         .map_or(listen.clone(), |a| a.to_string());
     tracing::info!(rest = %worker_id, connector = %config.connect.name, "oracle-cdc starting");
+    let info = ServerInfo::default();
+    if let Ok(clients) = KafkaClients::from_config(&config)
+        && let Err(error) = info.kafka_cluster_id.learn_in_background(clients)
+    {
+        tracing::warn!(%error, "the Kafka cluster id will not be learnt (GET / shows null)");
+    }
     let connector = Arc::new(Connector::new(config, &given, worker_id));
 
     let (rest_stop, rest_stopped) = tokio::sync::oneshot::channel::<()>();
     let control: Arc<dyn ConnectorControl> = Arc::clone(&connector) as Arc<dyn ConnectorControl>;
-    let rest = tokio::spawn(cdc_connect_bridge::operator::rest::serve(
-        listener,
-        control,
-        async move {
-            let _ = rest_stopped.await;
-        },
-    ));
+    let api = RestApi::new(control).with_info(info);
+    let rest = tokio::spawn(api.serve(listener, async move {
+        let _ = rest_stopped.await;
+    }));
 
     let on_signal = Arc::clone(&connector);
     tokio::spawn(async move {
