@@ -1,7 +1,8 @@
 //! The REST API over real HTTP: the router serves on 127.0.0.1:0 and `ureq` sends what an
 //! operator's `curl` would. The connector behind it is a small in-test `ConnectorControl` with
 //! Connect's state machine (stop → STOPPED, pause → PAUSED, resume → RUNNING) whose offsets can
-//! be altered or reset only while STOPPED, as the worker's are.
+//! be altered or reset only while STOPPED, as the worker's are. The configuration validation is
+//! the connector's own.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -266,6 +267,15 @@ impl Server {
         let request = self
             .agent
             .patch(self.url(path))
+            .header("Content-Type", "application/json");
+        Reply::from(request.send(body).unwrap())
+    }
+
+    /// A PUT with a JSON body.
+    fn put_json(&self, path: &str, body: &str) -> Reply {
+        let request = self
+            .agent
+            .put(self.url(path))
             .header("Content-Type", "application/json");
         Reply::from(request.send(body).unwrap())
     }
@@ -827,4 +837,204 @@ fn metrics_page_is_openmetrics_with_the_server_label() {
         reply.body
     );
     assert!(reply.body.ends_with("# EOF\n"));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Connector plugins and validation
+
+#[test]
+fn connector_plugins_lists_this_connector() {
+    let server = Server::start();
+    let version = env!("CARGO_PKG_VERSION");
+    let ours = json!({"class": CONNECTOR_CLASS, "type": "source", "version": version});
+    for path in [
+        "/connector-plugins",
+        "/connector-plugins/",
+        "/connector-plugins?connectorsOnly=true",
+        "/connector-plugins?connectorsOnly=TRUE",
+    ] {
+        let reply = server.get(path);
+        assert_eq!(reply.status, StatusCode::OK, "{path}");
+        assert_eq!(reply.json(), json!([ours]), "{path}");
+    }
+    let all = server.get("/connector-plugins?connectorsOnly=false").json();
+    assert_eq!(
+        all,
+        json!([ours, {"class": "org.apache.kafka.connect.json.JsonConverter",
+                      "type": "converter", "version": version}])
+    );
+}
+
+/// A configuration that would run, in the flat JSON a Connect client sends.
+fn good_config() -> Value {
+    json!({
+        "name": NAME,
+        "connector.class": CONNECTOR_CLASS,
+        "cdc.source": "sim",
+        "bootstrap.servers": "127.0.0.1:9092",
+        "cdc.topic.prefix": "cdc",
+        "cdc.tables.include": "APP\\..*",
+        "cdc.database.password": "hunter2",
+        "tasks.max": 1,
+    })
+}
+
+fn validate(server: &Server, plugin: &str, config: &Value) -> Reply {
+    server.put_json(
+        &format!("/connector-plugins/{plugin}/config/validate"),
+        &config.to_string(),
+    )
+}
+
+/// The configs entry of `key`.
+fn entry<'a>(infos: &'a Value, key: &str) -> &'a Value {
+    infos["configs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|config| config["value"]["name"] == key)
+        .unwrap_or_else(|| panic!("no {key} in {infos}"))
+}
+
+#[test]
+fn validate_answers_connects_config_infos() {
+    let server = Server::start();
+    for plugin in [
+        CONNECTOR_CLASS,
+        "OracleCdcSourceConnector",
+        "OracleCdcSource",
+    ] {
+        let reply = validate(&server, plugin, &good_config());
+        assert_eq!(reply.status, StatusCode::OK, "{plugin}: {}", reply.body);
+        let infos = reply.json();
+        assert_eq!(infos["name"], CONNECTOR_CLASS);
+        assert_eq!(infos["error_count"], 0, "{infos}");
+        assert!(infos["groups"].as_array().unwrap().len() > 5, "{infos}");
+    }
+    let infos = validate(&server, "OracleCdcSource", &good_config()).json();
+    let prefix = entry(&infos, "cdc.topic.prefix");
+    let definition = prefix["definition"].as_object().unwrap();
+    let mut fields: Vec<&str> = definition.keys().map(String::as_str).collect();
+    fields.sort_unstable();
+    assert_eq!(
+        fields,
+        [
+            "default_value",
+            "dependents",
+            "display_name",
+            "documentation",
+            "group",
+            "importance",
+            "name",
+            "order",
+            "required",
+            "type",
+            "width"
+        ]
+    );
+    assert_eq!(
+        prefix["value"],
+        json!({"name": "cdc.topic.prefix", "value": "cdc", "recommended_values": [],
+               "errors": [], "visible": true})
+    );
+    let tasks = entry(&infos, "tasks.max");
+    assert_eq!(tasks["definition"]["type"], "INT");
+    assert_eq!(tasks["definition"]["default_value"], "1");
+    assert_eq!(tasks["value"]["value"], "1");
+
+    let password = entry(&infos, "cdc.database.password");
+    assert_eq!(password["definition"]["type"], "PASSWORD");
+    assert_eq!(password["value"]["value"], "[hidden]");
+    assert!(
+        !infos.to_string().contains("hunter2"),
+        "a secret was echoed"
+    );
+}
+
+#[test]
+fn validate_reports_every_problem_on_its_key() {
+    let server = Server::start();
+    let mut config = good_config();
+    let map = config.as_object_mut().unwrap();
+    map.insert("cdc.capture.mode".into(), json!("archive"));
+    map.insert("cdc.mining.max.logs.per.stpe".into(), json!("16"));
+    map.insert("cdc.kafka.sasl.password".into(), json!("hunter3"));
+    map.remove("cdc.topic.prefix");
+    let reply = validate(&server, CONNECTOR_CLASS, &config);
+    assert_eq!(reply.status, StatusCode::OK, "{}", reply.body);
+    let infos = reply.json();
+    assert_eq!(infos["error_count"], 3, "{infos}");
+    let errors = |key: &str| -> Vec<String> {
+        entry(&infos, key)["value"]["errors"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|error| error.as_str().unwrap().to_owned())
+            .collect()
+    };
+    let mode = errors("cdc.capture.mode");
+    assert!(
+        mode[0].contains("cdc.capture.mode") && mode[0].contains("online"),
+        "{mode:?}"
+    );
+    let typo = errors("cdc.mining.max.logs.per.stpe");
+    assert!(
+        typo[0].contains("did you mean cdc.mining.max.logs.per.step?"),
+        "{typo:?}"
+    );
+    assert_eq!(
+        entry(&infos, "cdc.mining.max.logs.per.stpe")["definition"],
+        Value::Null,
+        "an unknown key has no definition, as in Connect"
+    );
+    assert!(errors("cdc.topic.prefix")[0].contains("required"));
+    let sasl = entry(&infos, "cdc.kafka.sasl.password");
+    assert_eq!(sasl["value"]["value"], "[hidden]");
+    assert!(!infos.to_string().contains("hunter"), "a secret was echoed");
+}
+
+#[test]
+fn validate_refuses_other_plugins_and_bad_bodies() {
+    let server = Server::start();
+    validate(&server, "FileStreamSource", &good_config())
+        .assert_error(400, "does not match request type FileStreamSource");
+    let mut other = good_config();
+    other["connector.class"] = json!("io.debezium.connector.oracle.OracleConnector");
+    validate(&server, "OracleConnector", &other).assert_error(
+        400,
+        "Failed to find any class that implements Connector and which name matches \
+         io.debezium.connector.oracle.OracleConnector",
+    );
+    let mut classless = good_config();
+    classless.as_object_mut().unwrap().remove("connector.class");
+    validate(&server, "FileStreamSource", &classless).assert_error(400, CONNECTOR_CLASS);
+    assert_eq!(
+        validate(&server, "OracleCdcSource", &classless).json()["error_count"],
+        0,
+        "the path names the plugin"
+    );
+
+    let path = format!("/connector-plugins/{CONNECTOR_CLASS}/config/validate");
+    server
+        .put_json(&path, "{\"name\": ")
+        .assert_error(400, "not a valid configuration");
+    server
+        .put_json(&path, "[1, 2]")
+        .assert_error(400, "must be a JSON object");
+    server
+        .put_json(&path, "")
+        .assert_error(400, "must be a JSON object");
+    let form = server
+        .agent
+        .put(server.url(&path))
+        .header("Content-Type", "text/plain")
+        .send(good_config().to_string())
+        .unwrap();
+    Reply::from(form).assert_error(415, "Unsupported Media Type");
+    server
+        .get(&path)
+        .assert_error(405, "HTTP 405 Method Not Allowed");
+    server
+        .get(&format!("/connector-plugins/{CONNECTOR_CLASS}/config"))
+        .assert_error(404, "HTTP 404 Not Found");
 }

@@ -1,4 +1,5 @@
-//! The worker's REST API: the Kafka Connect endpoints an operator's runbook uses, with Connect's request and response shapes and status codes, so `curl` recipes
+//! The worker's REST API: the Kafka Connect endpoints an operator's runbook and Connect's own
+//! tooling use, with Connect's request and response shapes and status codes, so `curl` recipes
 //! and Connect tooling work unchanged, plus the Prometheus `/metrics` page.
 //!
 //! ```text
@@ -7,8 +8,9 @@
 //!                                   ▼
 //!                     ConnectorControl: name · status · health · stop · pause · resume
 //!                                       restart · offsets · alter/reset_offsets · metrics
+//!                     plugins: KEYS + cdc_core validation (`/connector-plugins`)
 //!                                   │ Ok ─► Connect's JSON body and status code
-//!                                   ▼ Err ─► 400 / 409 / 500
+//!                                   ▼ Err ─► 400 / 404 / 405 / 409 / 415 / 500
 //!                     {"error_code": N, "message": "..."}
 //! ```
 //!
@@ -16,6 +18,8 @@
 //! connector answers 404 as Connect does for an unknown one. As in Connect, a STOPPED
 //! connector has no tasks: its status, info and task list show none. `docs/rest.md` lists every
 //! endpoint.
+
+mod plugins;
 
 use std::collections::BTreeMap;
 use std::future::Future;
@@ -113,6 +117,12 @@ impl RestApi {
             .route(
                 "/connectors/{name}/offsets",
                 get(offsets).patch(alter_offsets).delete(reset_offsets),
+            )
+            .route("/connector-plugins", get(plugins::list))
+            .route("/connector-plugins/", get(plugins::list))
+            .route(
+                "/connector-plugins/{name}/config/validate",
+                put(plugins::validate),
             )
             .route("/metrics", get(metrics_page))
             .fallback(not_found)
@@ -263,8 +273,8 @@ where
     .await
 }
 
-/// The path parameters (`{name}` and, on task paths, `{task}`), with a bad path answered in
-/// Connect's error shape rather than axum's plain text.
+/// The path parameters (`{name}`: a connector or plugin; on task paths, `{task}`),
+/// with a bad path answered in Connect's error shape rather than axum's plain text.
 struct Target {
     name: String,
     task: Option<String>,
@@ -679,7 +689,7 @@ async fn metrics_page(State(api): State<Api>) -> Result<Response, ApiError> {
 }
 
 // ---------------------------------------------------------------------------------------------
-// The PATCH body
+// Request bodies
 
 /// Connect consumes `application/json` only; a request without a content type is read as
 /// JSON too, so a bare `curl --data-binary` works.
