@@ -1,6 +1,7 @@
 //! cdc-connect-bridge's integration tests, one binary with a module per area: the record
 //! format (golden files, Connect types), the REST API, and the Kafka tests against a real broker
-//! (offsets topic, topics, the `oracle-cdc` binary end to end, restarts over the simulator).
+//! (offsets topic, topics, the `oracle-cdc` binary end to end and its REST API, restarts over the
+//! simulator).
 // the tests check the topics with clients of their own, as an outside consumer would, not
 // through the connector's client builder
 #![allow(clippy::disallowed_methods)]
@@ -13,5 +14,6 @@ mod golden;
 mod kafka_topics;
 mod offsets_kafka;
 mod rest;
+mod rest_binary;
 mod sim_restart;
 mod types;

@@ -1,8 +1,9 @@
 //! The REST API over real HTTP: the router serves on 127.0.0.1:0 and `ureq` sends what an
 //! operator's `curl` would. The connector behind it is a small in-test `ConnectorControl` with
 //! Connect's state machine (stop → STOPPED, pause → PAUSED, resume → RUNNING) whose offsets can
-//! be altered or reset only while STOPPED, as the worker's are. The configuration validation is
-//! the connector's own.
+//! be altered or reset only while STOPPED, as the worker's are. The log levels behind
+//! `/admin/loggers` are the real table, handing its directives to a recorder instead of a
+//! subscriber; the configuration validation is the connector's own.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -16,6 +17,7 @@ use cdc_connect_bridge::operator::control::{
     ConnectorControl, ConnectorState, ConnectorStatus, ControlError, DeliveryMetrics,
     MetricsSnapshot, PartitionOffset, WorkerHealth,
 };
+use cdc_connect_bridge::operator::loggers::LogLevels;
 use cdc_connect_bridge::operator::rest::{RestApi, ServerInfo};
 use cdc_core::config::CONNECTOR_CLASS;
 use cdc_logminer::engine::EngineMetrics;
@@ -198,19 +200,23 @@ impl ConnectorControl for FakeControl {
 struct Server {
     address: SocketAddr,
     control: Arc<FakeControl>,
+    /// The directives handed to the "subscriber", in order.
+    directives: Arc<Mutex<Vec<String>>>,
     agent: Agent,
     shutdown: Option<tokio::sync::oneshot::Sender<()>>,
     runtime: Option<tokio::runtime::Runtime>,
 }
 
 impl Server {
-    /// The API with a cluster id not known yet.
+    /// The API as the binary serves it: with log levels (started from `info,rdkafka=warn`)
+    /// and a cluster id not known yet.
     fn start() -> Self {
-        Server::start_with(|api| api)
+        Server::start_with(|api, levels| api.with_loggers(levels))
     }
 
-    /// The API `configure` makes of the plain one over the in-test connector.
-    fn start_with(configure: impl FnOnce(RestApi) -> RestApi) -> Self {
+    /// The API `configure` makes of the plain one over the in-test connector, given the log
+    /// levels it may serve.
+    fn start_with(configure: impl FnOnce(RestApi, Arc<LogLevels>) -> RestApi) -> Self {
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
             .enable_all()
@@ -221,9 +227,15 @@ impl Server {
             .unwrap();
         let address = listener.local_addr().unwrap();
         let control = Arc::new(FakeControl::new(address.to_string()));
+        let directives = Arc::new(Mutex::new(Vec::new()));
+        let recorder = Arc::clone(&directives);
+        let levels = Arc::new(LogLevels::new("info,rdkafka=warn", move |applied| {
+            recorder.lock().push(applied.to_owned());
+            Ok(())
+        }));
         let (shutdown, stopped) = tokio::sync::oneshot::channel::<()>();
         let served: Arc<dyn ConnectorControl> = control.clone();
-        let api = configure(RestApi::new(served));
+        let api = configure(RestApi::new(served), levels);
         runtime.spawn(async move {
             let signal = async move {
                 let _ = stopped.await;
@@ -237,6 +249,7 @@ impl Server {
         Server {
             address,
             control,
+            directives,
             agent,
             shutdown: Some(shutdown),
             runtime: Some(runtime),
@@ -364,7 +377,7 @@ fn root_reports_the_version() {
     );
     assert_eq!(body.as_object().unwrap().len(), 3, "{body}");
 
-    let known = Server::start_with(|api| {
+    let known = Server::start_with(|api, _| {
         api.with_info(ServerInfo {
             kafka_cluster_id: ClusterId::known("Zx3kq7RTT1mS6m2Jm0XyCA"),
             ..ServerInfo::default()
@@ -1036,5 +1049,119 @@ fn validate_refuses_other_plugins_and_bad_bodies() {
         .assert_error(405, "HTTP 405 Method Not Allowed");
     server
         .get(&format!("/connector-plugins/{CONNECTOR_CLASS}/config"))
+        .assert_error(404, "HTTP 404 Not Found");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Log levels
+
+#[test]
+fn loggers_list_and_read_levels() {
+    let server = Server::start();
+    let all = server.get("/admin/loggers");
+    assert_eq!(all.status, StatusCode::OK);
+    let all = all.json();
+    assert_eq!(all["root"], json!({"level": "INFO", "last_modified": null}));
+    assert_eq!(all["rdkafka"]["level"], "WARN");
+    assert_eq!(all["cdc_logminer"]["level"], "INFO");
+
+    let one = server.get("/admin/loggers/cdc_logminer::engine");
+    assert_eq!(one.status, StatusCode::OK);
+    assert_eq!(one.json(), json!({"level": "INFO", "last_modified": null}));
+    server
+        .get("/admin/loggers/cdc_logminr")
+        .assert_error(404, "Logger cdc_logminr not found.");
+}
+
+#[test]
+fn loggers_put_changes_the_filter_and_names_what_changed() {
+    let server = Server::start();
+    let path = "/admin/loggers/cdc_logminer";
+    let set = server.put_json(path, r#"{"level": "debug"}"#);
+    assert_eq!(set.status, StatusCode::OK, "{}", set.body);
+    assert_eq!(set.json(), json!(["cdc_logminer"]));
+    assert_eq!(
+        server.directives.lock().last().unwrap(),
+        "info,cdc_logminer=debug,rdkafka=warn"
+    );
+    let now = server.get(path).json();
+    assert_eq!(now["level"], "DEBUG");
+    assert!(now["last_modified"].as_i64().unwrap() > 0, "{now}");
+    assert_eq!(
+        server.get("/admin/loggers/cdc_logminer::engine").json()["level"],
+        "DEBUG",
+        "a logger under it follows"
+    );
+    assert_eq!(
+        server.get("/admin/loggers/cdc_core").json()["level"],
+        "INFO"
+    );
+    assert_eq!(
+        server.put_json(path, r#"{"level": "DEBUG"}"#).json(),
+        json!([]),
+        "nothing changed"
+    );
+
+    // FATAL is tracing's ERROR; cluster scope is this worker, answered as Connect does
+    let cluster = server.put_json(
+        "/admin/loggers/rdkafka?scope=cluster",
+        r#"{"level": "FATAL"}"#,
+    );
+    assert_eq!(cluster.status, StatusCode::NO_CONTENT);
+    assert_eq!(
+        server.get("/admin/loggers/rdkafka").json()["level"],
+        "ERROR"
+    );
+
+    let root = server.put_json("/admin/loggers/root", r#"{"level": "WARN"}"#);
+    let changed = root.json();
+    for logger in ["root", "cdc_logminer", "rdkafka", "cdc_core"] {
+        assert!(
+            changed.as_array().unwrap().contains(&json!(logger)),
+            "{changed}"
+        );
+    }
+    assert_eq!(server.directives.lock().last().unwrap(), "warn");
+}
+
+#[test]
+fn loggers_put_answers_bad_requests_as_connect_does() {
+    let server = Server::start();
+    let path = "/admin/loggers/cdc_logminer";
+    server
+        .put_json(path, r#"{"level": "LOUD"}"#)
+        .assert_error(404, "invalid log level 'LOUD'.");
+    server.put_json(path, r#"{"lvl": "DEBUG"}"#).assert_error(
+        400,
+        "Desired 'level' parameter was not specified in request.",
+    );
+    server
+        .put_json(path, r#"{"level": "#)
+        .assert_error(400, "not valid JSON");
+    server
+        .put_json("/admin/loggers/a=b,c", r#"{"level": "DEBUG"}"#)
+        .assert_error(400, "is not a logger name");
+    let form = server
+        .agent
+        .put(server.url(path))
+        .header("Content-Type", "application/x-www-form-urlencoded")
+        .send("level=DEBUG")
+        .unwrap();
+    Reply::from(form).assert_error(415, "Unsupported Media Type");
+    assert!(server.directives.lock().is_empty(), "nothing was changed");
+    server
+        .delete(path)
+        .assert_error(405, "HTTP 405 Method Not Allowed");
+}
+
+/// An API given no log levels (an embedder's) has no `/admin/loggers`.
+#[test]
+fn loggers_are_absent_without_log_levels() {
+    let server = Server::start_with(|api, _| api);
+    server
+        .get("/admin/loggers")
+        .assert_error(404, "HTTP 404 Not Found");
+    server
+        .put_json("/admin/loggers/root", r#"{"level": "DEBUG"}"#)
         .assert_error(404, "HTTP 404 Not Found");
 }

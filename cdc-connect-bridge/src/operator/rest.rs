@@ -9,6 +9,7 @@
 //!                     ConnectorControl: name · status · health · stop · pause · resume
 //!                                       restart · offsets · alter/reset_offsets · metrics
 //!                     plugins: KEYS + cdc_core validation (`/connector-plugins`)
+//!                     LogLevels: the process's log filter (`/admin/loggers`)
 //!                                   │ Ok ─► Connect's JSON body and status code
 //!                                   ▼ Err ─► 400 / 404 / 405 / 409 / 415 / 500
 //!                     {"error_code": N, "message": "..."}
@@ -16,9 +17,10 @@
 //!
 //! The worker runs exactly one connector with one task (task 0), so a path naming any other
 //! connector answers 404 as Connect does for an unknown one. As in Connect, a STOPPED
-//! connector has no tasks: its status, info and task list show none. `docs/rest.md` lists every
-//! endpoint.
+//! connector has no tasks: its status, info and task list show none. Every request is logged at
+//! debug under this module's target, never with its body. `docs/rest.md` lists every endpoint.
 
+mod loggers;
 mod plugins;
 
 use std::collections::BTreeMap;
@@ -28,9 +30,10 @@ use std::time::Duration;
 
 use axum::Router;
 use axum::body::Bytes;
-use axum::extract::{FromRequestParts, Path, RawQuery, State};
+use axum::extract::{FromRequestParts, Path, RawQuery, Request, State};
 use axum::http::request::Parts;
 use axum::http::{HeaderMap, StatusCode, header};
+use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post, put};
 use serde_json::{Map, Value as JsonValue, json};
@@ -39,6 +42,7 @@ use crate::operator::cluster_id::ClusterId;
 use crate::operator::control::{
     ConnectorControl, ConnectorState, ConnectorStatus, ControlError, PartitionOffset, WorkerHealth,
 };
+use crate::operator::loggers::LogLevels;
 use crate::operator::metrics;
 
 /// What `GET /` reports, as Connect's `ServerInfo`.
@@ -62,26 +66,30 @@ impl Default for ServerInfo {
     }
 }
 
-/// The REST API of one worker: the connector it controls and what `GET /` reports.
+/// The REST API of one worker: the connector it controls, what `GET /` reports, and, when the
+/// process lets them be changed, its log levels (`/admin/loggers`).
 pub struct RestApi {
     control: Arc<dyn ConnectorControl>,
     info: ServerInfo,
+    loggers: Option<Arc<LogLevels>>,
 }
 
 impl std::fmt::Debug for RestApi {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("RestApi")
             .field("info", &self.info)
+            .field("loggers", &self.loggers)
             .finish_non_exhaustive()
     }
 }
 
 impl RestApi {
-    /// The API over `control`, with the default [`ServerInfo`].
+    /// The API over `control`, with the default [`ServerInfo`] and no `/admin/loggers`.
     pub fn new(control: Arc<dyn ConnectorControl>) -> RestApi {
         RestApi {
             control,
             info: ServerInfo::default(),
+            loggers: None,
         }
     }
 
@@ -91,12 +99,20 @@ impl RestApi {
         self
     }
 
+    /// Serves `/admin/loggers` over `loggers`.
+    pub fn with_loggers(mut self, loggers: Arc<LogLevels>) -> RestApi {
+        self.loggers = Some(loggers);
+        self
+    }
+
     pub fn router(self) -> Router {
+        let has_loggers = self.loggers.is_some();
         let api = Api {
             control: self.control,
             info: Arc::new(self.info),
+            loggers: self.loggers,
         };
-        Router::new()
+        let mut router = Router::new()
             .route("/", get(server_info))
             .route("/health", get(health))
             .route("/connectors", get(list_connectors))
@@ -124,9 +140,17 @@ impl RestApi {
                 "/connector-plugins/{name}/config/validate",
                 put(plugins::validate),
             )
-            .route("/metrics", get(metrics_page))
+            .route("/metrics", get(metrics_page));
+        if has_loggers {
+            router = router
+                .route("/admin/loggers", get(loggers::list))
+                .route("/admin/loggers/", get(loggers::list))
+                .route("/admin/loggers/{name}", get(loggers::get).put(loggers::set));
+        }
+        router
             .fallback(not_found)
             .method_not_allowed_fallback(method_not_allowed)
+            .layer(middleware::from_fn(log_request))
             .with_state(api)
     }
 
@@ -168,6 +192,7 @@ pub async fn serve(
 struct Api {
     control: Arc<dyn ConnectorControl>,
     info: Arc<ServerInfo>,
+    loggers: Option<Arc<LogLevels>>,
 }
 
 /// How long `GET /health` waits for the connector's answer before it reports the worker
@@ -224,6 +249,21 @@ impl IntoResponse for ApiError {
     }
 }
 
+/// Logs each request at debug: its method, path and status, never its body (a validated
+/// configuration holds passwords).
+async fn log_request(request: Request, next: Next) -> Response {
+    let method = request.method().clone();
+    let path = request.uri().path().to_owned();
+    let response = next.run(request).await;
+    tracing::debug!(
+        %method,
+        path,
+        status = response.status().as_u16(),
+        "REST request"
+    );
+    response
+}
+
 /// Unknown paths, as Jersey answers them inside Connect.
 async fn not_found() -> ApiError {
     ApiError::new(StatusCode::NOT_FOUND, "HTTP 404 Not Found")
@@ -273,7 +313,7 @@ where
     .await
 }
 
-/// The path parameters (`{name}`: a connector or plugin; on task paths, `{task}`),
+/// The path parameters (`{name}`: a connector, plugin or logger; on task paths, `{task}`),
 /// with a bad path answered in Connect's error shape rather than axum's plain text.
 struct Target {
     name: String,
