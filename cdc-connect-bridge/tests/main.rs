@@ -1,7 +1,8 @@
 //! cdc-connect-bridge's integration tests, one binary with a module per area: the record
 //! format (golden files, Connect types), the REST API, what each configuration key changes
-//! (`config_keys`), and the Kafka tests against a real broker
-//! (offsets topic, topics, the `oracle-cdc` binary end to end, restarts over the simulator).
+//! (`config_keys`), and the Kafka tests against a real broker (offsets topic, topics, the
+//! `oracle-cdc` binary end to end, its REST API and its stops, the examples, restarts over the
+//! simulator).
 // the tests check the topics with clients of their own, as an outside consumer would, not
 // through the connector's client builder
 #![allow(clippy::disallowed_methods)]
@@ -16,6 +17,7 @@ mod golden;
 mod kafka_topics;
 mod offsets_kafka;
 mod rest;
+mod rest_binary;
 mod sim_restart;
 mod stops;
 mod types;

@@ -1,7 +1,9 @@
 //! The REST API over real HTTP: the router serves on 127.0.0.1:0 and `ureq` sends what an
 //! operator's `curl` would. The connector behind it is a small in-test `ConnectorControl` with
 //! Connect's state machine (stop → STOPPED, pause → PAUSED, resume → RUNNING) whose offsets can
-//! be altered or reset only while STOPPED, as the worker's are.
+//! be altered or reset only while STOPPED, as the worker's are. The log levels behind
+//! `/admin/loggers` are the real table, handing its directives to a recorder instead of a
+//! subscriber; the configuration validation is the connector's own.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -10,11 +12,14 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 
 use cdc_buffer::BufferMetrics;
+use cdc_connect_bridge::operator::cluster_id::ClusterId;
 use cdc_connect_bridge::operator::control::{
     ConnectorControl, ConnectorState, ConnectorStatus, ControlError, DeliveryMetrics,
-    MetricsSnapshot, PartitionOffset,
+    MetricsSnapshot, PartitionOffset, WorkerHealth,
 };
-use cdc_connect_bridge::operator::rest;
+use cdc_connect_bridge::operator::loggers::LogLevels;
+use cdc_connect_bridge::operator::rest::{RestApi, ServerInfo};
+use cdc_core::config::CONNECTOR_CLASS;
 use cdc_logminer::engine::EngineMetrics;
 use parking_lot::Mutex;
 use serde_json::{Value, json};
@@ -34,6 +39,8 @@ struct Inner {
     trace: Option<String>,
     offsets: Vec<PartitionOffset>,
     restarts: u32,
+    /// What `health` answers instead of the default rule, when set.
+    health: Option<WorkerHealth>,
 }
 
 struct FakeControl {
@@ -58,6 +65,7 @@ impl FakeControl {
                     offset: offset.as_object().cloned(),
                 }],
                 restarts: 0,
+                health: None,
             }),
         }
     }
@@ -95,9 +103,18 @@ impl ConnectorControl for FakeControl {
     fn config(&self) -> BTreeMap<String, String> {
         BTreeMap::from([
             ("name".to_owned(), NAME.to_owned()),
+            ("connector.class".to_owned(), CONNECTOR_CLASS.to_owned()),
             ("cdc.topic.prefix".to_owned(), "cdc".to_owned()),
             ("cdc.database.password".to_owned(), "********".to_owned()),
         ])
+    }
+
+    fn health(&self) -> WorkerHealth {
+        let inner = self.inner.lock();
+        inner.health.unwrap_or(match inner.state {
+            ConnectorState::Unassigned => WorkerHealth::Starting,
+            _ => WorkerHealth::Healthy,
+        })
     }
 
     fn status(&self) -> ConnectorStatus {
@@ -183,13 +200,23 @@ impl ConnectorControl for FakeControl {
 struct Server {
     address: SocketAddr,
     control: Arc<FakeControl>,
+    /// The directives handed to the "subscriber", in order.
+    directives: Arc<Mutex<Vec<String>>>,
     agent: Agent,
     shutdown: Option<tokio::sync::oneshot::Sender<()>>,
     runtime: Option<tokio::runtime::Runtime>,
 }
 
 impl Server {
+    /// The API as the binary serves it: with log levels (started from `info,rdkafka=warn`)
+    /// and a cluster id not known yet.
     fn start() -> Self {
+        Server::start_with(|api, levels| api.with_loggers(levels))
+    }
+
+    /// The API `configure` makes of the plain one over the in-test connector, given the log
+    /// levels it may serve.
+    fn start_with(configure: impl FnOnce(RestApi, Arc<LogLevels>) -> RestApi) -> Self {
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
             .enable_all()
@@ -200,13 +227,20 @@ impl Server {
             .unwrap();
         let address = listener.local_addr().unwrap();
         let control = Arc::new(FakeControl::new(address.to_string()));
+        let directives = Arc::new(Mutex::new(Vec::new()));
+        let recorder = Arc::clone(&directives);
+        let levels = Arc::new(LogLevels::new("info,rdkafka=warn", move |applied| {
+            recorder.lock().push(applied.to_owned());
+            Ok(())
+        }));
         let (shutdown, stopped) = tokio::sync::oneshot::channel::<()>();
         let served: Arc<dyn ConnectorControl> = control.clone();
+        let api = configure(RestApi::new(served), levels);
         runtime.spawn(async move {
             let signal = async move {
                 let _ = stopped.await;
             };
-            rest::serve(listener, served, signal).await.unwrap();
+            api.serve(listener, signal).await.unwrap();
         });
         let agent: Agent = Agent::config_builder()
             .http_status_as_error(false)
@@ -215,6 +249,7 @@ impl Server {
         Server {
             address,
             control,
+            directives,
             agent,
             shutdown: Some(shutdown),
             runtime: Some(runtime),
@@ -245,6 +280,15 @@ impl Server {
         let request = self
             .agent
             .patch(self.url(path))
+            .header("Content-Type", "application/json");
+        Reply::from(request.send(body).unwrap())
+    }
+
+    /// A PUT with a JSON body.
+    fn put_json(&self, path: &str, body: &str) -> Reply {
+        let request = self
+            .agent
+            .put(self.url(path))
             .header("Content-Type", "application/json");
         Reply::from(request.send(body).unwrap())
     }
@@ -326,10 +370,50 @@ fn root_reports_the_version() {
     let body = reply.json();
     assert_eq!(body["version"], json!(env!("CARGO_PKG_VERSION")));
     assert!(body["commit"].is_string(), "{body}");
-    assert!(
-        body.as_object().unwrap().contains_key("kafka_cluster_id"),
-        "{body}"
+    assert_eq!(
+        body["kafka_cluster_id"],
+        Value::Null,
+        "not learnt yet: {body}"
     );
+    assert_eq!(body.as_object().unwrap().len(), 3, "{body}");
+
+    let known = Server::start_with(|api, _| {
+        api.with_info(ServerInfo {
+            kafka_cluster_id: ClusterId::known("Zx3kq7RTT1mS6m2Jm0XyCA"),
+            ..ServerInfo::default()
+        })
+    });
+    assert_eq!(
+        known.get("/").json()["kafka_cluster_id"],
+        "Zx3kq7RTT1mS6m2Jm0XyCA"
+    );
+}
+
+/// KIP-1017: 200 once the task was started, 503 before, 500 when the worker cannot answer;
+/// a failed connector runs in a healthy worker.
+#[test]
+fn health_follows_the_worker_not_the_connector() {
+    let server = Server::start();
+    let healthy = server.get("/health");
+    assert_eq!(healthy.status, StatusCode::OK);
+    assert_eq!(
+        healthy.json(),
+        json!({"status": "healthy",
+               "message": "Worker has completed startup and is ready to handle requests"})
+    );
+    server.control.fail("[CDC-2002] a log is missing");
+    assert_eq!(server.get("/health").status, StatusCode::OK);
+
+    server.control.inner.lock().state = ConnectorState::Unassigned;
+    let starting = server.get("/health");
+    assert_eq!(starting.status, StatusCode::SERVICE_UNAVAILABLE);
+    assert_eq!(starting.json()["status"], "starting");
+
+    server.control.inner.lock().health = Some(WorkerHealth::Unhealthy);
+    let unhealthy = server.get("/health");
+    assert_eq!(unhealthy.status, StatusCode::INTERNAL_SERVER_ERROR);
+    assert_eq!(unhealthy.json()["status"], "unhealthy");
+    assert!(unhealthy.json()["message"].is_string());
 }
 
 #[test]
@@ -353,6 +437,25 @@ fn connectors_expand_status_and_info() {
     assert_eq!(entry["status"]["tasks"][0]["id"], 0, "{body}");
     assert_eq!(entry["info"]["name"], NAME, "{body}");
     assert_eq!(entry["info"]["type"], "source", "{body}");
+    assert_eq!(
+        entry["info"]["config"]["connector.class"], CONNECTOR_CLASS,
+        "{body}"
+    );
+    assert_eq!(
+        entry["info"]["tasks"],
+        json!([{"connector": NAME, "task": 0}])
+    );
+    assert_eq!(
+        server.get("/connectors?expand=info&expand=status").json(),
+        body,
+        "the order of the expansions does not matter"
+    );
+
+    let info = server.get("/connectors?expand=info").json();
+    assert_eq!(
+        info[NAME].as_object().unwrap().keys().collect::<Vec<_>>(),
+        ["info"]
+    );
 
     let status = server.get("/connectors?expand=status").json();
     assert_eq!(
@@ -369,8 +472,12 @@ fn connector_info_config_and_tasks() {
     let server = Server::start();
     let info = server.get(&format!("/connectors/{NAME}"));
     assert_eq!(info.status, StatusCode::OK);
-    let config =
-        json!({"cdc.database.password": "********", "cdc.topic.prefix": "cdc", "name": NAME});
+    let config = json!({
+        "cdc.database.password": "********",
+        "cdc.topic.prefix": "cdc",
+        "connector.class": CONNECTOR_CLASS,
+        "name": NAME,
+    });
     assert_eq!(
         info.json(),
         json!({
@@ -420,6 +527,9 @@ fn status_shows_connector_and_task() {
     assert_eq!(task.json()["state"], "FAILED");
     server
         .get(&format!("/connectors/{NAME}/tasks/1/status"))
+        .assert_error(404, "No status found for task");
+    server
+        .get(&format!("/connectors/{NAME}/tasks/first/status"))
         .assert_error(404, "No status found for task");
 }
 
@@ -740,4 +850,318 @@ fn metrics_page_is_openmetrics_with_the_server_label() {
         reply.body
     );
     assert!(reply.body.ends_with("# EOF\n"));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Connector plugins and validation
+
+#[test]
+fn connector_plugins_lists_this_connector() {
+    let server = Server::start();
+    let version = env!("CARGO_PKG_VERSION");
+    let ours = json!({"class": CONNECTOR_CLASS, "type": "source", "version": version});
+    for path in [
+        "/connector-plugins",
+        "/connector-plugins/",
+        "/connector-plugins?connectorsOnly=true",
+        "/connector-plugins?connectorsOnly=TRUE",
+    ] {
+        let reply = server.get(path);
+        assert_eq!(reply.status, StatusCode::OK, "{path}");
+        assert_eq!(reply.json(), json!([ours]), "{path}");
+    }
+    let all = server.get("/connector-plugins?connectorsOnly=false").json();
+    assert_eq!(
+        all,
+        json!([ours, {"class": "org.apache.kafka.connect.json.JsonConverter",
+                      "type": "converter", "version": version}])
+    );
+}
+
+/// A configuration that would run, in the flat JSON a Connect client sends.
+fn good_config() -> Value {
+    json!({
+        "name": NAME,
+        "connector.class": CONNECTOR_CLASS,
+        "cdc.source": "sim",
+        "bootstrap.servers": "127.0.0.1:9092",
+        "cdc.topic.prefix": "cdc",
+        "cdc.tables.include": "APP\\..*",
+        "cdc.database.password": "hunter2",
+        "tasks.max": 1,
+    })
+}
+
+fn validate(server: &Server, plugin: &str, config: &Value) -> Reply {
+    server.put_json(
+        &format!("/connector-plugins/{plugin}/config/validate"),
+        &config.to_string(),
+    )
+}
+
+/// The configs entry of `key`.
+fn entry<'a>(infos: &'a Value, key: &str) -> &'a Value {
+    infos["configs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|config| config["value"]["name"] == key)
+        .unwrap_or_else(|| panic!("no {key} in {infos}"))
+}
+
+#[test]
+fn validate_answers_connects_config_infos() {
+    let server = Server::start();
+    for plugin in [
+        CONNECTOR_CLASS,
+        "OracleCdcSourceConnector",
+        "OracleCdcSource",
+    ] {
+        let reply = validate(&server, plugin, &good_config());
+        assert_eq!(reply.status, StatusCode::OK, "{plugin}: {}", reply.body);
+        let infos = reply.json();
+        assert_eq!(infos["name"], CONNECTOR_CLASS);
+        assert_eq!(infos["error_count"], 0, "{infos}");
+        assert!(infos["groups"].as_array().unwrap().len() > 5, "{infos}");
+    }
+    let infos = validate(&server, "OracleCdcSource", &good_config()).json();
+    let prefix = entry(&infos, "cdc.topic.prefix");
+    let definition = prefix["definition"].as_object().unwrap();
+    let mut fields: Vec<&str> = definition.keys().map(String::as_str).collect();
+    fields.sort_unstable();
+    assert_eq!(
+        fields,
+        [
+            "default_value",
+            "dependents",
+            "display_name",
+            "documentation",
+            "group",
+            "importance",
+            "name",
+            "order",
+            "required",
+            "type",
+            "width"
+        ]
+    );
+    assert_eq!(
+        prefix["value"],
+        json!({"name": "cdc.topic.prefix", "value": "cdc", "recommended_values": [],
+               "errors": [], "visible": true})
+    );
+    let tasks = entry(&infos, "tasks.max");
+    assert_eq!(tasks["definition"]["type"], "INT");
+    assert_eq!(tasks["definition"]["default_value"], "1");
+    assert_eq!(tasks["value"]["value"], "1");
+
+    let password = entry(&infos, "cdc.database.password");
+    assert_eq!(password["definition"]["type"], "PASSWORD");
+    assert_eq!(password["value"]["value"], "[hidden]");
+    assert!(
+        !infos.to_string().contains("hunter2"),
+        "a secret was echoed"
+    );
+}
+
+#[test]
+fn validate_reports_every_problem_on_its_key() {
+    let server = Server::start();
+    let mut config = good_config();
+    let map = config.as_object_mut().unwrap();
+    map.insert("cdc.capture.mode".into(), json!("archive"));
+    map.insert("cdc.mining.max.logs.per.stpe".into(), json!("16"));
+    map.insert("cdc.kafka.sasl.password".into(), json!("hunter3"));
+    map.remove("cdc.topic.prefix");
+    let reply = validate(&server, CONNECTOR_CLASS, &config);
+    assert_eq!(reply.status, StatusCode::OK, "{}", reply.body);
+    let infos = reply.json();
+    assert_eq!(infos["error_count"], 3, "{infos}");
+    let errors = |key: &str| -> Vec<String> {
+        entry(&infos, key)["value"]["errors"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|error| error.as_str().unwrap().to_owned())
+            .collect()
+    };
+    let mode = errors("cdc.capture.mode");
+    assert!(
+        mode[0].contains("cdc.capture.mode") && mode[0].contains("online"),
+        "{mode:?}"
+    );
+    let typo = errors("cdc.mining.max.logs.per.stpe");
+    assert!(
+        typo[0].contains("did you mean cdc.mining.max.logs.per.step?"),
+        "{typo:?}"
+    );
+    assert_eq!(
+        entry(&infos, "cdc.mining.max.logs.per.stpe")["definition"],
+        Value::Null,
+        "an unknown key has no definition, as in Connect"
+    );
+    assert!(errors("cdc.topic.prefix")[0].contains("required"));
+    let sasl = entry(&infos, "cdc.kafka.sasl.password");
+    assert_eq!(sasl["value"]["value"], "[hidden]");
+    assert!(!infos.to_string().contains("hunter"), "a secret was echoed");
+}
+
+#[test]
+fn validate_refuses_other_plugins_and_bad_bodies() {
+    let server = Server::start();
+    validate(&server, "FileStreamSource", &good_config())
+        .assert_error(400, "does not match request type FileStreamSource");
+    let mut other = good_config();
+    other["connector.class"] = json!("io.debezium.connector.oracle.OracleConnector");
+    validate(&server, "OracleConnector", &other).assert_error(
+        400,
+        "Failed to find any class that implements Connector and which name matches \
+         io.debezium.connector.oracle.OracleConnector",
+    );
+    let mut classless = good_config();
+    classless.as_object_mut().unwrap().remove("connector.class");
+    validate(&server, "FileStreamSource", &classless).assert_error(400, CONNECTOR_CLASS);
+    assert_eq!(
+        validate(&server, "OracleCdcSource", &classless).json()["error_count"],
+        0,
+        "the path names the plugin"
+    );
+
+    let path = format!("/connector-plugins/{CONNECTOR_CLASS}/config/validate");
+    server
+        .put_json(&path, "{\"name\": ")
+        .assert_error(400, "not a valid configuration");
+    server
+        .put_json(&path, "[1, 2]")
+        .assert_error(400, "must be a JSON object");
+    server
+        .put_json(&path, "")
+        .assert_error(400, "must be a JSON object");
+    let form = server
+        .agent
+        .put(server.url(&path))
+        .header("Content-Type", "text/plain")
+        .send(good_config().to_string())
+        .unwrap();
+    Reply::from(form).assert_error(415, "Unsupported Media Type");
+    server
+        .get(&path)
+        .assert_error(405, "HTTP 405 Method Not Allowed");
+    server
+        .get(&format!("/connector-plugins/{CONNECTOR_CLASS}/config"))
+        .assert_error(404, "HTTP 404 Not Found");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Log levels
+
+#[test]
+fn loggers_list_and_read_levels() {
+    let server = Server::start();
+    let all = server.get("/admin/loggers");
+    assert_eq!(all.status, StatusCode::OK);
+    let all = all.json();
+    assert_eq!(all["root"], json!({"level": "INFO", "last_modified": null}));
+    assert_eq!(all["rdkafka"]["level"], "WARN");
+    assert_eq!(all["cdc_logminer"]["level"], "INFO");
+
+    let one = server.get("/admin/loggers/cdc_logminer::engine");
+    assert_eq!(one.status, StatusCode::OK);
+    assert_eq!(one.json(), json!({"level": "INFO", "last_modified": null}));
+    server
+        .get("/admin/loggers/cdc_logminr")
+        .assert_error(404, "Logger cdc_logminr not found.");
+}
+
+#[test]
+fn loggers_put_changes_the_filter_and_names_what_changed() {
+    let server = Server::start();
+    let path = "/admin/loggers/cdc_logminer";
+    let set = server.put_json(path, r#"{"level": "debug"}"#);
+    assert_eq!(set.status, StatusCode::OK, "{}", set.body);
+    assert_eq!(set.json(), json!(["cdc_logminer"]));
+    assert_eq!(
+        server.directives.lock().last().unwrap(),
+        "info,cdc_logminer=debug,rdkafka=warn"
+    );
+    let now = server.get(path).json();
+    assert_eq!(now["level"], "DEBUG");
+    assert!(now["last_modified"].as_i64().unwrap() > 0, "{now}");
+    assert_eq!(
+        server.get("/admin/loggers/cdc_logminer::engine").json()["level"],
+        "DEBUG",
+        "a logger under it follows"
+    );
+    assert_eq!(
+        server.get("/admin/loggers/cdc_core").json()["level"],
+        "INFO"
+    );
+    assert_eq!(
+        server.put_json(path, r#"{"level": "DEBUG"}"#).json(),
+        json!([]),
+        "nothing changed"
+    );
+
+    // FATAL is tracing's ERROR; cluster scope is this worker, answered as Connect does
+    let cluster = server.put_json(
+        "/admin/loggers/rdkafka?scope=cluster",
+        r#"{"level": "FATAL"}"#,
+    );
+    assert_eq!(cluster.status, StatusCode::NO_CONTENT);
+    assert_eq!(
+        server.get("/admin/loggers/rdkafka").json()["level"],
+        "ERROR"
+    );
+
+    let root = server.put_json("/admin/loggers/root", r#"{"level": "WARN"}"#);
+    let changed = root.json();
+    for logger in ["root", "cdc_logminer", "rdkafka", "cdc_core"] {
+        assert!(
+            changed.as_array().unwrap().contains(&json!(logger)),
+            "{changed}"
+        );
+    }
+    assert_eq!(server.directives.lock().last().unwrap(), "warn");
+}
+
+#[test]
+fn loggers_put_answers_bad_requests_as_connect_does() {
+    let server = Server::start();
+    let path = "/admin/loggers/cdc_logminer";
+    server
+        .put_json(path, r#"{"level": "LOUD"}"#)
+        .assert_error(404, "invalid log level 'LOUD'.");
+    server.put_json(path, r#"{"lvl": "DEBUG"}"#).assert_error(
+        400,
+        "Desired 'level' parameter was not specified in request.",
+    );
+    server
+        .put_json(path, r#"{"level": "#)
+        .assert_error(400, "not valid JSON");
+    server
+        .put_json("/admin/loggers/a=b,c", r#"{"level": "DEBUG"}"#)
+        .assert_error(400, "is not a logger name");
+    let form = server
+        .agent
+        .put(server.url(path))
+        .header("Content-Type", "application/x-www-form-urlencoded")
+        .send("level=DEBUG")
+        .unwrap();
+    Reply::from(form).assert_error(415, "Unsupported Media Type");
+    assert!(server.directives.lock().is_empty(), "nothing was changed");
+    server
+        .delete(path)
+        .assert_error(405, "HTTP 405 Method Not Allowed");
+}
+
+/// An API given no log levels (an embedder's) has no `/admin/loggers`.
+#[test]
+fn loggers_are_absent_without_log_levels() {
+    let server = Server::start_with(|api, _| api);
+    server
+        .get("/admin/loggers")
+        .assert_error(404, "HTTP 404 Not Found");
+    server
+        .put_json("/admin/loggers/root", r#"{"level": "DEBUG"}"#)
+        .assert_error(404, "HTTP 404 Not Found");
 }

@@ -50,6 +50,7 @@ pub use settings::{
 };
 pub use tables::{NamePatterns, TableMap, TableSelection, qualified_table};
 pub use topics::{MAX_TOPIC_LEN, TopicTemplate, TopicVar, sanitize_topic_name};
+pub use validate::{CONNECTOR_CLASS, is_connector_class};
 pub use values::{HostPort, TimeOfDay};
 
 /// One key as given.

@@ -644,3 +644,31 @@ fn trust_stores_are_refused_naming_what_to_use() {
         assert!(sim(&[(key, "")]).validate().is_ok(), "{key}=");
     }
 }
+
+/// `connector.class` may name this connector as Kafka Connect does (the full class name or an
+/// alias); a configuration naming another connector is refused, naming the supported class.
+#[test]
+fn connector_classes_other_than_ours_are_refused() {
+    for class in [
+        cdc_core::config::CONNECTOR_CLASS,
+        "OracleCdcSourceConnector",
+        "OracleCdcSource",
+    ] {
+        let ours = sim(&[("connector.class", class)]);
+        assert!(ours.validate().is_ok(), "{class}");
+    }
+    for class in [
+        "io.debezium.connector.oracle.OracleConnector",
+        "oraclecdcsource",
+        "sh.oso.connect.oracle.OracleCdcSource",
+    ] {
+        let errors = sim(&[("connector.class", class)]).validate().unwrap_err();
+        assert_eq!(errors.keys(), ["connector.class"], "{errors}");
+        let text = errors.to_string();
+        assert!(text.contains(class), "{text}");
+        assert!(
+            text.contains("sh.oso.connect.oracle.OracleCdcSourceConnector"),
+            "{text}"
+        );
+    }
+}

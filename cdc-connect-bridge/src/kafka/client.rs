@@ -127,6 +127,20 @@ impl KafkaClients {
         Ok(RecordProducer { producer, acks })
     }
 
+    /// The id of the Kafka cluster the brokers belong to (the `kafka_cluster_id` of
+    /// `GET /`), waiting up to `timeout` for the brokers' metadata; `None` when they did not
+    /// answer in time or name no cluster.
+    pub fn fetch_cluster_id(&self, timeout: Duration) -> Result<Option<String>, KafkaFailure> {
+        let admin: AdminClient<DefaultClientContext> = self
+            .base()
+            .create()
+            .map_err(|e| KafkaFailure::creation("creating the admin client", e, &self.props))?;
+        Ok(admin
+            .inner()
+            .fetch_cluster_id(timeout)
+            .filter(|id| !id.is_empty()))
+    }
+
     pub fn admin(&self) -> Result<TopicAdmin, KafkaFailure> {
         let admin: AdminClient<DefaultClientContext> = self
             .base()

@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use cdc_core::CdcError;
-use cdc_core::config::{CdcConfig, Config};
+use cdc_core::config::{CONNECTOR_CLASS, CdcConfig, Config};
 use cdc_logminer::engine::Backoff;
 use cdc_offset::Position;
 use parking_lot::{Condvar, Mutex};
@@ -22,7 +22,7 @@ use crate::kafka::KafkaClients;
 use crate::kafka::offsets::KafkaOffsetStore;
 use crate::operator::control::{
     ConnectorControl, ConnectorState, ConnectorStatus, ControlError, MetricsSnapshot,
-    PartitionOffset,
+    PartitionOffset, WorkerHealth,
 };
 use crate::worker::stop::write_stop_event;
 use crate::worker::{TaskOptions, TaskSignals, TaskStats, run_task};
@@ -35,6 +35,9 @@ fn backoff_seed() -> u64 {
         .map_or(0, |d| d.subsec_nanos());
     u64::from(nanos) ^ u64::from(std::process::id()) << 32
 }
+
+/// How long a health check waits for the supervisor's state.
+const HEALTH_LOCK_WAIT: Duration = Duration::from_secs(5);
 
 /// What the operator asked for last.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -81,13 +84,16 @@ impl std::fmt::Debug for Connector {
 impl Connector {
     /// A connector for a validated configuration; `given` is the configuration as read, kept
     /// only as it may be shown: secrets, credentials in database URLs and secret driver
-    /// properties masked ([`Config::iter_shown`]); `worker_id` the REST listener's
-    /// `host:port`.
+    /// properties masked ([`Config::iter_shown`]), and `connector.class` added when it was not
+    /// given, as Connect always shows it; `worker_id` the REST listener's `host:port`.
     pub fn new(config: CdcConfig, given: &Config, worker_id: String) -> Connector {
-        let shown_config = given
+        let mut shown_config: BTreeMap<String, String> = given
             .iter_shown()
             .map(|(key, shown)| (key.to_owned(), shown))
             .collect();
+        shown_config
+            .entry("connector.class".to_owned())
+            .or_insert_with(|| CONNECTOR_CLASS.to_owned());
         Connector {
             config,
             shown_config,
@@ -308,6 +314,19 @@ impl ConnectorControl for Connector {
         }
     }
 
+    /// Unhealthy once shutting down, or when the supervisor holds its state longer than
+    /// [`HEALTH_LOCK_WAIT`] (it never should: it holds it only to change it).
+    fn health(&self) -> WorkerHealth {
+        if self.shutdown.load(Ordering::SeqCst) {
+            return WorkerHealth::Unhealthy;
+        }
+        match self.inner.try_lock_for(HEALTH_LOCK_WAIT) {
+            None => WorkerHealth::Unhealthy,
+            Some(inner) if inner.state == ConnectorState::Unassigned => WorkerHealth::Starting,
+            Some(_) => WorkerHealth::Healthy,
+        }
+    }
+
     fn stop(&self) -> Result<(), ControlError> {
         let mut inner = self.inner.lock();
         inner.desired = Desired::Stopped;
@@ -474,11 +493,28 @@ mod tests {
             format!("oracle.net.wallet_password={MASK_SHOWN};oracle.net.CONNECT_TIMEOUT=5000")
         );
         assert_eq!(shown["cdc.topic.prefix"], "cdc");
-        assert_eq!(shown.len(), 8);
+        assert_eq!(
+            shown["connector.class"], CONNECTOR_CLASS,
+            "shown even when not given"
+        );
+        assert_eq!(shown.len(), 9);
+    }
+
+    /// A `connector.class` given (an alias, say) is shown as given, as Connect shows it.
+    #[test]
+    fn the_shown_configuration_keeps_the_given_class() {
+        let given = given(&[("connector.class", "OracleCdcSource")]);
+        let config = given.validate().expect("a valid configuration");
+        let connector = Connector::new(config, &given, "127.0.0.1:8083".to_owned());
+        assert_eq!(
+            ConnectorControl::config(&connector)["connector.class"],
+            "OracleCdcSource"
+        );
     }
 
     /// Before its task first starts, a connector is UNASSIGNED, as in Connect: not RESTARTING,
-    /// which is the answer to a restart.
+    /// which is the answer to a restart; the worker is still starting. A worker shutting down
+    /// is unhealthy.
     #[test]
     fn a_connector_not_started_yet_is_unassigned() {
         let given = given(&[]);
@@ -487,6 +523,9 @@ mod tests {
         let status = ConnectorControl::status(&connector);
         assert_eq!(status.state.as_str(), "UNASSIGNED");
         assert_eq!(status.trace, None);
+        assert_eq!(connector.health(), WorkerHealth::Starting);
+        connector.shutdown();
+        assert_eq!(connector.health(), WorkerHealth::Unhealthy);
     }
 
     /// Connect refuses to alter or reset the offsets of a connector that is not STOPPED with a

@@ -1,4 +1,4 @@
-//! What the REST API may ask of a running connector: its status and configuration, the
+//! What the REST API may ask of a running connector: its status, health and configuration, the
 //! lifecycle commands of Kafka Connect (stop, pause, resume, restart), its offsets, and its
 //! metrics. The worker implements [`ConnectorControl`]; the REST layer (`rest`) only translates
 //! HTTP to these calls, so it holds no connector logic of its own.
@@ -59,6 +59,18 @@ pub struct PartitionOffset {
     pub offset: Option<Map<String, Json>>,
 }
 
+/// Whether the worker is ready, as Connect's `GET /health` reports it (KIP-1017). It says
+/// nothing of the connector's own state: a FAILED connector runs in a healthy worker.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WorkerHealth {
+    /// The connector's task was started (whatever became of it since).
+    Healthy,
+    /// The task has not been started yet.
+    Starting,
+    /// The worker could not answer in time, or is stopping.
+    Unhealthy,
+}
+
 /// Why a control call was refused or failed. The REST layer maps `BadRequest` to 400,
 /// `Conflict` to 409 and `Internal` to 500, with Connect's `{"error_code", "message"}` body.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -114,9 +126,18 @@ pub struct MetricsSnapshot {
 pub trait ConnectorControl: Send + Sync + 'static {
     /// The connector name (`name`).
     fn name(&self) -> String;
-    /// The configuration as given, with every secret shown as `********`.
+    /// The configuration as given, with every secret masked, and with `connector.class` (as
+    /// Connect always shows it).
     fn config(&self) -> BTreeMap<String, String>;
     fn status(&self) -> ConnectorStatus;
+    /// Whether the worker is ready: by default, starting while the connector is UNASSIGNED
+    /// and healthy after.
+    fn health(&self) -> WorkerHealth {
+        match self.status().state {
+            ConnectorState::Unassigned => WorkerHealth::Starting,
+            _ => WorkerHealth::Healthy,
+        }
+    }
     /// Stops the task: the open Kafka transaction is finished or aborted, what was
     /// acknowledged is committed, then the state becomes `Stopped`.
     fn stop(&self) -> Result<(), ControlError>;

@@ -1,39 +1,48 @@
-//! The worker's REST API: the Kafka Connect endpoints an operator's runbook uses, with Connect's
-//! request and response shapes and status codes, so `curl` recipes and Connect tooling work
-//! unchanged, plus the Prometheus `/metrics` page.
+//! The worker's REST API: the Kafka Connect endpoints an operator's runbook and Connect's own
+//! tooling use, with Connect's request and response shapes and status codes, so `curl` recipes
+//! and Connect tooling work unchanged, plus the Prometheus `/metrics` page.
 //!
 //! ```text
 //!  HTTP request ─► axum Router ─► handler: parse path, query and body (Connect's 4xx on error)
 //!                                   │ spawn_blocking (control calls may read the offsets topic)
 //!                                   ▼
-//!                     ConnectorControl: name · status · stop · pause · resume · restart
-//!                                       offsets · alter_offsets · reset_offsets · metrics
+//!                     ConnectorControl: name · status · health · stop · pause · resume
+//!                                       restart · offsets · alter/reset_offsets · metrics
+//!                     plugins: KEYS + cdc_core validation (`/connector-plugins`)
+//!                     LogLevels: the process's log filter (`/admin/loggers`)
 //!                                   │ Ok ─► Connect's JSON body and status code
-//!                                   ▼ Err(ControlError) ─► 400 / 409 / 500
+//!                                   ▼ Err ─► 400 / 404 / 405 / 409 / 415 / 500
 //!                     {"error_code": N, "message": "..."}
 //! ```
 //!
 //! The worker runs exactly one connector with one task (task 0), so a path naming any other
 //! connector answers 404 as Connect does for an unknown one. As in Connect, a STOPPED
-//! connector has no tasks: its status, info and task list show none. `docs/rest.md` lists every
-//! endpoint.
+//! connector has no tasks: its status, info and task list show none. Every request is logged at
+//! debug under this module's target, never with its body. `docs/rest.md` lists every endpoint.
+
+mod loggers;
+mod plugins;
 
 use std::collections::BTreeMap;
 use std::future::Future;
 use std::sync::Arc;
+use std::time::Duration;
 
 use axum::Router;
 use axum::body::Bytes;
-use axum::extract::{FromRequestParts, Path, RawQuery, State};
+use axum::extract::{FromRequestParts, Path, RawQuery, Request, State};
 use axum::http::request::Parts;
 use axum::http::{HeaderMap, StatusCode, header};
+use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post, put};
 use serde_json::{Map, Value as JsonValue, json};
 
+use crate::operator::cluster_id::ClusterId;
 use crate::operator::control::{
-    ConnectorControl, ConnectorState, ConnectorStatus, ControlError, PartitionOffset,
+    ConnectorControl, ConnectorState, ConnectorStatus, ControlError, PartitionOffset, WorkerHealth,
 };
+use crate::operator::loggers::LogLevels;
 use crate::operator::metrics;
 
 /// What `GET /` reports, as Connect's `ServerInfo`.
@@ -41,71 +50,141 @@ use crate::operator::metrics;
 pub struct ServerInfo {
     pub version: String,
     pub commit: String,
-    /// The Kafka cluster id, when the worker knows it; `null` otherwise.
-    pub kafka_cluster_id: Option<String>,
+    /// The Kafka cluster id, once the worker learnt it; `null` until then.
+    pub kafka_cluster_id: ClusterId,
 }
 
 impl Default for ServerInfo {
     /// This crate's version; the commit and cluster id are unknown to the library, so the
-    /// worker fills them in through [`router_with_info`] when it has them.
+    /// worker fills them in through [`RestApi::with_info`] when it has them.
     fn default() -> Self {
         ServerInfo {
             version: env!("CARGO_PKG_VERSION").to_owned(),
             commit: "unknown".to_owned(),
-            kafka_cluster_id: None,
+            kafka_cluster_id: ClusterId::default(),
         }
+    }
+}
+
+/// The REST API of one worker: the connector it controls, what `GET /` reports, and, when the
+/// process lets them be changed, its log levels (`/admin/loggers`).
+pub struct RestApi {
+    control: Arc<dyn ConnectorControl>,
+    info: ServerInfo,
+    loggers: Option<Arc<LogLevels>>,
+}
+
+impl std::fmt::Debug for RestApi {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RestApi")
+            .field("info", &self.info)
+            .field("loggers", &self.loggers)
+            .finish_non_exhaustive()
+    }
+}
+
+impl RestApi {
+    /// The API over `control`, with the default [`ServerInfo`] and no `/admin/loggers`.
+    pub fn new(control: Arc<dyn ConnectorControl>) -> RestApi {
+        RestApi {
+            control,
+            info: ServerInfo::default(),
+            loggers: None,
+        }
+    }
+
+    /// Reports `info` at `GET /`.
+    pub fn with_info(mut self, info: ServerInfo) -> RestApi {
+        self.info = info;
+        self
+    }
+
+    /// Serves `/admin/loggers` over `loggers`.
+    pub fn with_loggers(mut self, loggers: Arc<LogLevels>) -> RestApi {
+        self.loggers = Some(loggers);
+        self
+    }
+
+    pub fn router(self) -> Router {
+        let has_loggers = self.loggers.is_some();
+        let api = Api {
+            control: self.control,
+            info: Arc::new(self.info),
+            loggers: self.loggers,
+        };
+        let mut router = Router::new()
+            .route("/", get(server_info))
+            .route("/health", get(health))
+            .route("/connectors", get(list_connectors))
+            .route("/connectors/", get(list_connectors))
+            .route("/connectors/{name}", get(connector_info))
+            .route("/connectors/{name}/config", get(connector_config))
+            .route("/connectors/{name}/status", get(connector_status))
+            .route("/connectors/{name}/tasks", get(task_configs))
+            .route("/connectors/{name}/tasks/{task}/status", get(task_status))
+            .route(
+                "/connectors/{name}/tasks/{task}/restart",
+                post(restart_task),
+            )
+            .route("/connectors/{name}/stop", put(stop))
+            .route("/connectors/{name}/pause", put(pause))
+            .route("/connectors/{name}/resume", put(resume))
+            .route("/connectors/{name}/restart", post(restart))
+            .route(
+                "/connectors/{name}/offsets",
+                get(offsets).patch(alter_offsets).delete(reset_offsets),
+            )
+            .route("/connector-plugins", get(plugins::list))
+            .route("/connector-plugins/", get(plugins::list))
+            .route(
+                "/connector-plugins/{name}/config/validate",
+                put(plugins::validate),
+            )
+            .route("/metrics", get(metrics_page));
+        if has_loggers {
+            router = router
+                .route("/admin/loggers", get(loggers::list))
+                .route("/admin/loggers/", get(loggers::list))
+                .route("/admin/loggers/{name}", get(loggers::get).put(loggers::set));
+        }
+        router
+            .fallback(not_found)
+            .method_not_allowed_fallback(method_not_allowed)
+            .layer(middleware::from_fn(log_request))
+            .with_state(api)
+    }
+
+    /// Serves the API on `listener` until `shutdown` completes; requests in flight finish.
+    pub async fn serve(
+        self,
+        listener: tokio::net::TcpListener,
+        shutdown: impl Future<Output = ()> + Send + 'static,
+    ) -> std::io::Result<()> {
+        let address = listener.local_addr()?;
+        tracing::info!(%address, "REST API listening");
+        axum::serve(listener, self.router())
+            .with_graceful_shutdown(shutdown)
+            .await
     }
 }
 
 /// The REST API over `control`, with the default [`ServerInfo`].
 pub fn router(control: Arc<dyn ConnectorControl>) -> Router {
-    router_with_info(control, ServerInfo::default())
+    RestApi::new(control).router()
 }
 
 /// The REST API over `control`, reporting `info` at `GET /`.
 pub fn router_with_info(control: Arc<dyn ConnectorControl>, info: ServerInfo) -> Router {
-    let api = Api {
-        control,
-        info: Arc::new(info),
-    };
-    Router::new()
-        .route("/", get(server_info))
-        .route("/connectors", get(list_connectors))
-        .route("/connectors/", get(list_connectors))
-        .route("/connectors/{name}", get(connector_info))
-        .route("/connectors/{name}/config", get(connector_config))
-        .route("/connectors/{name}/status", get(connector_status))
-        .route("/connectors/{name}/tasks", get(task_configs))
-        .route("/connectors/{name}/tasks/{task}/status", get(task_status))
-        .route(
-            "/connectors/{name}/tasks/{task}/restart",
-            post(restart_task),
-        )
-        .route("/connectors/{name}/stop", put(stop))
-        .route("/connectors/{name}/pause", put(pause))
-        .route("/connectors/{name}/resume", put(resume))
-        .route("/connectors/{name}/restart", post(restart))
-        .route(
-            "/connectors/{name}/offsets",
-            get(offsets).patch(alter_offsets).delete(reset_offsets),
-        )
-        .route("/metrics", get(metrics_page))
-        .fallback(not_found)
-        .method_not_allowed_fallback(method_not_allowed)
-        .with_state(api)
+    RestApi::new(control).with_info(info).router()
 }
 
-/// Serves the REST API on `listener` until `shutdown` completes; requests in flight finish.
+/// Serves the REST API over `control` on `listener` until `shutdown` completes.
 pub async fn serve(
     listener: tokio::net::TcpListener,
     control: Arc<dyn ConnectorControl>,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    let address = listener.local_addr()?;
-    tracing::info!(%address, "REST API listening");
-    axum::serve(listener, router(control))
-        .with_graceful_shutdown(shutdown)
-        .await
+    RestApi::new(control).serve(listener, shutdown).await
 }
 
 /// The handlers' state.
@@ -113,7 +192,12 @@ pub async fn serve(
 struct Api {
     control: Arc<dyn ConnectorControl>,
     info: Arc<ServerInfo>,
+    loggers: Option<Arc<LogLevels>>,
 }
+
+/// How long `GET /health` waits for the connector's answer before it reports the worker
+/// unhealthy: Connect's bound for this endpoint.
+const HEALTH_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Connect's message when a PATCH carries no offsets.
 const NO_OFFSETS: &str = "Partitions / offsets need to be provided for an alter offsets request";
@@ -165,6 +249,21 @@ impl IntoResponse for ApiError {
     }
 }
 
+/// Logs each request at debug: its method, path and status, never its body (a validated
+/// configuration holds passwords).
+async fn log_request(request: Request, next: Next) -> Response {
+    let method = request.method().clone();
+    let path = request.uri().path().to_owned();
+    let response = next.run(request).await;
+    tracing::debug!(
+        %method,
+        path,
+        status = response.status().as_u16(),
+        "REST request"
+    );
+    response
+}
+
 /// Unknown paths, as Jersey answers them inside Connect.
 async fn not_found() -> ApiError {
     ApiError::new(StatusCode::NOT_FOUND, "HTTP 404 Not Found")
@@ -214,8 +313,8 @@ where
     .await
 }
 
-/// The path parameters (`{name}` and, on task paths, `{task}`), with a bad path answered in
-/// Connect's error shape rather than axum's plain text.
+/// The path parameters (`{name}`: a connector, plugin or logger; on task paths, `{task}`),
+/// with a bad path answered in Connect's error shape rather than axum's plain text.
 struct Target {
     name: String,
     task: Option<String>,
@@ -346,9 +445,38 @@ async fn server_info(State(api): State<Api>) -> Response {
         json!({
             "version": info.version,
             "commit": info.commit,
-            "kafka_cluster_id": info.kafka_cluster_id,
+            "kafka_cluster_id": info.kafka_cluster_id.get(),
         }),
     )
+}
+
+/// `GET /health` (KIP-1017): 200 `healthy` once the connector's task was started, 503
+/// `starting` before, 500 `unhealthy` when the connector does not answer within
+/// [`HEALTH_TIMEOUT`] or the worker is stopping; Connect's messages.
+async fn health(State(api): State<Api>) -> Response {
+    let check = blocking(&api, |control| Ok(control.health()));
+    let health = match tokio::time::timeout(HEALTH_TIMEOUT, check).await {
+        Ok(Ok(health)) => health,
+        Ok(Err(_)) | Err(_) => WorkerHealth::Unhealthy,
+    };
+    let (status, state, message) = match health {
+        WorkerHealth::Healthy => (
+            StatusCode::OK,
+            "healthy",
+            "Worker has completed startup and is ready to handle requests",
+        ),
+        WorkerHealth::Starting => (
+            StatusCode::SERVICE_UNAVAILABLE,
+            "starting",
+            "Worker is still starting up",
+        ),
+        WorkerHealth::Unhealthy => (
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "unhealthy",
+            "Worker was unable to handle this request and may be unable to handle other requests",
+        ),
+    };
+    ok_json(status, json!({"status": state, "message": message}))
 }
 
 /// `GET /connectors`, `GET /connectors?expand=status&expand=info`
@@ -601,7 +729,7 @@ async fn metrics_page(State(api): State<Api>) -> Result<Response, ApiError> {
 }
 
 // ---------------------------------------------------------------------------------------------
-// The PATCH body
+// Request bodies
 
 /// Connect consumes `application/json` only; a request without a content type is read as
 /// JSON too, so a bare `curl --data-binary` works.

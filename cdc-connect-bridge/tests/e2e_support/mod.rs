@@ -204,12 +204,18 @@ pub struct Running {
 
 impl Running {
     pub fn start(config: &Path, log: &Path) -> Running {
+        Running::start_with_args(config, log, &[])
+    }
+
+    /// `oracle-cdc <args> run --config <config>`, e.g. with `--log-format json`.
+    pub fn start_with_args(config: &Path, log: &Path, args: &[&str]) -> Running {
         let file = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
             .open(log)
             .unwrap();
         let child = Command::new(env!("CARGO_BIN_EXE_oracle-cdc"))
+            .args(args)
             .arg("run")
             .arg("--config")
             .arg(config)
@@ -256,7 +262,8 @@ impl Running {
     }
 }
 
-/// An HTTP GET/PUT/PATCH against the REST API: (status, body).
+/// An HTTP GET/PUT/POST/PATCH/DELETE against the REST API (a body is sent as JSON):
+/// (status, body).
 pub fn http(method: &str, url: &str, body: Option<&str>) -> (u16, String) {
     let agent: ureq::Agent = ureq::Agent::config_builder()
         .http_status_as_error(false)
@@ -267,6 +274,10 @@ pub fn http(method: &str, url: &str, body: Option<&str>) -> (u16, String) {
         ("GET", _) => agent.get(url).call(),
         ("DELETE", _) => agent.delete(url).call(),
         ("PUT", None) => agent.put(url).send_empty(),
+        ("PUT", Some(body)) => agent
+            .put(url)
+            .header("Content-Type", "application/json")
+            .send(body),
         ("POST", None) => agent.post(url).send_empty(),
         ("PATCH", Some(body)) => agent
             .patch(url)

@@ -538,8 +538,9 @@ pub static KEYS: &[KeySpec] = &[
         .shown_by(&["cdc-core/tests/config_defaults.rs::spill_dir_defaults_under_the_worker_temp_dir",
             DELIVERY_MODE, "cdc-connect-bridge/tests/rest.rs::connectors_lists_the_one_connector"]),
     KeySpec::new("connector.class", G::Connect, K::ClassName, Unset,
-        "Accepted for Kafka Connect compatibility and shown back as given; this binary runs the Oracle connector whatever it names.")
-        .shown_by(&["cdc-core/tests/config_parse.rs::connect_body_form"]),
+        "`sh.oso.connect.oracle.OracleCdcSourceConnector`, or Connect's aliases `OracleCdcSourceConnector` and `OracleCdcSource`; unset is the same. Any other class is refused.")
+        .shown_by(&["cdc-core/tests/config_parse.rs::connect_body_form",
+            "cdc-core/tests/config_errors.rs::connector_classes_other_than_ours_are_refused"]),
     KeySpec::new("tasks.max", G::Connect, int(1, MAX_INT), Value("1"),
         "Upper bound of tasks, as in Connect: one task always runs (one LogMiner session); a larger value is reported as a warning.")
         .shown_by(&["cdc-core/tests/config_errors.rs::warnings_come_with_the_valid_config"]),
@@ -877,9 +878,10 @@ pub static KEYS: &[KeySpec] = &[
         .reserved(SNAPSHOTS),
     // Retries and logging
     KeySpec::new("cdc.retry.max.time.ms", G::Retry, ms(1000), Value("86400000"),
-        "Budget of reconnect attempts after transient errors.")
+        "Budget of retries after transient errors: the engine's reconnects to the database (CDC-1001), and the worker's task restarts after Kafka errors of class retried (CDC-9001).")
         .shown_by(&[ENGINE_SETTINGS, "cdc-logminer/tests/engine_faults.rs::typed_stops",
-            "cdc-logminer/src/engine/recovery.rs::backoff_doubles_to_the_cap_within_the_budget"]),
+            "cdc-logminer/src/engine/recovery.rs::backoff_doubles_to_the_cap_within_the_budget",
+            "cdc-connect-bridge/tests/stops.rs::an_unreachable_broker_is_retried_within_the_budget_then_a_coded_stop"]),
     KeySpec::new("cdc.retry.extra.error.codes", G::Retry, K::OraCodes, Value(""),
         "More ORA codes treated as transient.")
         .shown_by(&[ENGINE_SETTINGS, "cdc-logminer/tests/engine_faults.rs::typed_stops"]),
@@ -897,8 +899,10 @@ pub static KEYS: &[KeySpec] = &[
         "Wait for more records before handing over a short batch.")
         .reserved("records go to the producer as they come, and a Kafka transaction ends as soon as none is waiting; the producer's own linger.ms (cdc.kafka.linger.ms, 5 ms by default) batches its requests"),
     KeySpec::new("cdc.shutdown.timeout.ms", G::Delivery, K::DurationMs { min: 1000, max: 600_000 }, Value("30000"),
-        "Time allowed to stop cleanly.")
-        .shown_by(&["cdc-connect-bridge/tests/config_keys.rs::a_stop_waits_for_unacknowledged_records_at_most_the_shutdown_timeout"]),
+        "Time allowed to stop: the task waits for a boundary between Oracle transactions for this less the time to commit, and on SIGINT/SIGTERM the process exits (status 2) once it has passed, whatever the task waits on.")
+        .shown_by(&["cdc-connect-bridge/tests/config_keys.rs::a_stop_waits_for_unacknowledged_records_at_most_the_shutdown_timeout",
+            "cdc-connect-bridge/tests/stops.rs::sigterm_while_waiting_for_an_unreachable_broker_exits_within_the_shutdown_timeout",
+            "cdc-connect-bridge/src/worker/mod.rs::a_stop_waits_for_a_boundary_less_than_the_shutdown_timeout"]),
     KeySpec::new("cdc.eos.batch.max.records", G::Delivery, int(1, MAX_LONG), Value("5000"),
         "A Kafka transaction ends at the next Oracle commit after this many records.")
         .shown_by(&[EOS_BOUNDS, EOS_PLANNER]),

@@ -38,6 +38,22 @@ const CONVERTER_PREFIX: &str = "cdc.journal.converter.";
 const OVERRIDE_PREFIX: &str = "cdc.snapshot.select.override.";
 const KAFKA_BROKERS: &str = "cdc.kafka.bootstrap.servers";
 
+/// The connector's class name, as Kafka Connect names a plugin: the name configurations
+/// written for the Java connector this one reimplements give as `connector.class`, and the name
+/// the REST API reports.
+pub const CONNECTOR_CLASS: &str = "sh.oso.connect.oracle.OracleCdcSourceConnector";
+
+/// Whether `class` names this connector: its full class name or one of the aliases Kafka
+/// Connect resolves a plugin by (the simple class name, and that name without `Connector`).
+pub fn is_connector_class(class: &str) -> bool {
+    let simple = CONNECTOR_CLASS
+        .rsplit('.')
+        .next()
+        .unwrap_or(CONNECTOR_CLASS);
+    let pruned = simple.strip_suffix("Connector").unwrap_or(simple);
+    class == CONNECTOR_CLASS || class == simple || class == pruned
+}
+
 /// The side topics; each must be a distinct topic.
 const SIDE_TOPIC_KEYS: [&str; 8] = [
     "cdc.ops.topic",
@@ -99,6 +115,7 @@ pub(crate) fn validate_with(
     v.warn_tasks_max();
     v.exactly_once_combination();
     v.wallet_with_url();
+    v.connector_class_is_ours();
     let login = v.oracle_login();
     let tables = v.table_selection();
     let key_columns = v.key_columns();
@@ -433,6 +450,28 @@ impl<'a> Validation<'a> {
                  (SECURITY=(MY_WALLET_DIRECTORY=…)) in a descriptor, or ?wallet_location=… in \
                  an Easy Connect string"
                     .to_owned(),
+            );
+        }
+    }
+
+    /// A Connect body copied from another connector (`connector.class` naming, say, Debezium's
+    /// Oracle connector) is refused rather than run as this one under keys it does not read.
+    fn connector_class_is_ours(&mut self) {
+        let Some(class) = self
+            .config
+            .entry("connector.class")
+            .map(|entry| entry.value.trim().to_owned())
+            .filter(|class| !class.is_empty())
+        else {
+            return;
+        };
+        if !is_connector_class(&class) {
+            self.conflict(
+                "connector.class",
+                format!(
+                    "this worker runs one connector, {CONNECTOR_CLASS} (or its aliases \
+                     OracleCdcSourceConnector and OracleCdcSource)"
+                ),
             );
         }
     }

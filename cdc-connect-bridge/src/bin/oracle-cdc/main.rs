@@ -8,8 +8,11 @@ use std::time::Duration;
 
 mod demo;
 
+use cdc_connect_bridge::kafka::KafkaClients;
 use cdc_connect_bridge::operator::connector::Connector;
 use cdc_connect_bridge::operator::control::ConnectorControl;
+use cdc_connect_bridge::operator::loggers::LogLevels;
+use cdc_connect_bridge::operator::rest::{RestApi, ServerInfo};
 use cdc_core::config::Config;
 use clap::{Parser, Subcommand};
 
@@ -113,13 +116,13 @@ finished or aborted, what Kafka acknowledged is committed, and it exits 0."
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    init_logging(cli.log_format);
+    let log_levels = init_logging(cli.log_format);
     cdc_connect_bridge::memory::prefer_small_pages();
     match cli.command {
         Command::Run {
             config,
             exit_on_failure,
-        } => run(&config, exit_on_failure),
+        } => run(&config, exit_on_failure, log_levels),
         Command::Demo {
             bootstrap,
             changes,
@@ -147,18 +150,36 @@ fn main() -> ExitCode {
     }
 }
 
-fn init_logging(format: LogFormat) {
+/// Installs the stderr subscriber with a filter the REST API can change
+/// (`/admin/loggers`): `RUST_LOG` when it is valid, else `info,rdkafka=warn`.
+fn init_logging(format: LogFormat) -> Arc<LogLevels> {
     use std::io::IsTerminal as _;
+    use tracing_subscriber::EnvFilter;
     let _ = LOG_FORMAT.set(format);
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,rdkafka=warn"));
+    let spec = std::env::var(EnvFilter::DEFAULT_ENV)
+        .ok()
+        .filter(|spec| !spec.trim().is_empty() && EnvFilter::try_new(spec).is_ok())
+        .unwrap_or_else(|| "info,rdkafka=warn".to_owned());
     let builder = tracing_subscriber::fmt()
-        .with_env_filter(filter)
+        .with_env_filter(EnvFilter::new(&spec))
         .with_writer(std::io::stderr);
-    match format {
-        LogFormat::Text => builder.with_ansi(std::io::stderr().is_terminal()).init(),
-        LogFormat::Json => builder.json().with_ansi(false).init(),
-    }
+    let levels = match format {
+        LogFormat::Text => {
+            let builder = builder
+                .with_ansi(std::io::stderr().is_terminal())
+                .with_filter_reloading();
+            let levels = LogLevels::with_reload_handle(&spec, builder.reload_handle());
+            builder.init();
+            levels
+        }
+        LogFormat::Json => {
+            let builder = builder.json().with_ansi(false).with_filter_reloading();
+            let levels = LogLevels::with_reload_handle(&spec, builder.reload_handle());
+            builder.init();
+            levels
+        }
+    };
+    Arc::new(levels)
 }
 
 /// What the operator should know before the connector starts: the configuration's warnings
@@ -191,7 +212,7 @@ fn read_config(path: &Path) -> Result<Config, String> {
     parsed.map_err(|e| format!("{}: {e}", path.display()))
 }
 
-fn run(path: &Path, exit_on_failure: bool) -> ExitCode {
+fn run(path: &Path, exit_on_failure: bool, log_levels: Arc<LogLevels>) -> ExitCode {
     let given = match read_config(path) {
         Ok(config) => config,
         Err(message) => {
@@ -221,13 +242,14 @@ fn run(path: &Path, exit_on_failure: bool) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    runtime.block_on(serve(config, given, exit_on_failure))
+    runtime.block_on(serve(config, given, exit_on_failure, log_levels))
 }
 
 async fn serve(
     config: cdc_core::config::CdcConfig,
     given: Config,
     exit_on_failure: bool,
+    log_levels: Arc<LogLevels>,
 ) -> ExitCode {
     let listen = config.rest.listen.to_string();
     let listener = match tokio::net::TcpListener::bind(&listen).await {
@@ -243,17 +265,22 @@ async fn serve(
         .local_addr()
         .map_or(listen.clone(), |a| a.to_string());
     tracing::info!(rest = %worker_id, connector = %config.connect.name, "oracle-cdc starting");
+    let info = ServerInfo::default();
+    if let Ok(clients) = KafkaClients::from_config(&config)
+        && let Err(error) = info.kafka_cluster_id.learn_in_background(clients)
+    {
+        tracing::warn!(%error, "the Kafka cluster id will not be learnt (GET / shows null)");
+    }
     let connector = Arc::new(Connector::new(config, &given, worker_id));
 
     let (rest_stop, rest_stopped) = tokio::sync::oneshot::channel::<()>();
     let control: Arc<dyn ConnectorControl> = Arc::clone(&connector) as Arc<dyn ConnectorControl>;
-    let rest = tokio::spawn(cdc_connect_bridge::operator::rest::serve(
-        listener,
-        control,
-        async move {
-            let _ = rest_stopped.await;
-        },
-    ));
+    let api = RestApi::new(control)
+        .with_info(info)
+        .with_loggers(log_levels);
+    let rest = tokio::spawn(api.serve(listener, async move {
+        let _ = rest_stopped.await;
+    }));
 
     let on_signal = Arc::clone(&connector);
     let shutdown_timeout = connector.config().poll.shutdown_timeout;
