@@ -428,6 +428,7 @@ fn secrets_never_show_in_debug_or_errors() {
     for key in [
         "cdc.database.tls.truststore.location",
         "cdc.database.tls.truststore.password",
+        "cdc.database.connection.properties",
     ] {
         assert!(errors.keys().contains(&key), "{errors}");
     }
@@ -438,6 +439,7 @@ fn secrets_never_show_in_debug_or_errors() {
         "cdc.capture.mode",
         "cdc.database.tls.truststore.location",
         "cdc.database.tls.truststore.password",
+        "cdc.database.connection.properties",
     ] {
         config.remove(key);
     }

@@ -632,9 +632,9 @@ pub static KEYS: &[KeySpec] = &[
         "Kerberos credential cache.")
         .reserved("Kerberos logins are not built yet"),
     KeySpec::new("cdc.database.connection.properties", G::Database, K::DriverProperties, Value(""),
-        "Extra driver properties.")
-        .reserved("the connector reaches Oracle through the Oracle client library, not JDBC, so no driver reads them: \
-            Oracle Net parameters go in the connect string (cdc.database.url) or in sqlnet.ora"),
+        "Extra JDBC driver properties of the original connector.")
+        .refused("the connector reaches Oracle through the Oracle client library, not JDBC, so no driver would read them",
+            "Oracle Net parameters in the connect string (cdc.database.url) or in sqlnet.ora"),
     KeySpec::new("cdc.database.idle.timeout.ms", G::Database, ms(10_000), Value("300000"),
         "Idle connections are probed at half this interval.")
         .reserved("the idle probe is not built yet"),
