@@ -135,3 +135,97 @@ fn a_table_without_a_key_is_cdc_3001_with_a_stop_event() {
         "{details}"
     );
 }
+
+/// `PUT /stop` while a mining step is in progress (a LogMiner query that takes 8 s): the
+/// connector is STOPPED within `cdc.shutdown.timeout.ms`, not once the query returns; a resume
+/// waits for that step to end, then delivers everything, nothing lost.
+#[test]
+fn a_stop_during_a_slow_mining_step_is_honoured_within_the_shutdown_timeout() {
+    let Some(broker) = broker() else {
+        return;
+    };
+    let mut setup = Setup::new("slow-step", &broker, 10, false);
+    let scenario = setup.dir.path().join("slow-step.json");
+    std::fs::write(
+        &scenario,
+        r#"{"name": "slow-step", "events": [
+          {"event": "fault", "fault": {"kind": "slow_query", "millis": 8000}},
+          {"event": "insert", "session": "s1", "table": "APP.CUSTOMERS", "values": {"ID": 1, "NAME": "a"}},
+          {"event": "commit", "session": "s1"},
+          {"event": "insert", "session": "s1", "table": "APP.CUSTOMERS", "values": {"ID": 2, "NAME": "b"}},
+          {"event": "commit", "session": "s1"}
+        ]}"#,
+    )
+    .unwrap();
+    setup.set("cdc.sim.scenario", scenario.to_str().unwrap());
+    setup.set("cdc.shutdown.timeout.ms", "2000");
+    let initial = cdc_logminer::source::configured::sim_initial_scn(&setup.config()).unwrap();
+    setup.set("cdc.start.scn", &initial.0.to_string());
+    let log = setup.dir.path().join("run.log");
+    let run = Running::start(&setup.write(), &log);
+    let status_url = format!("{}/connectors/{}/status", setup.rest(), setup.name);
+    let state = |url: &str| {
+        let (code, body) = http("GET", url, None);
+        if code != 200 {
+            return String::new();
+        }
+        let status: serde_json::Value = serde_json::from_str(&body).unwrap_or_default();
+        status["connector"]["state"]
+            .as_str()
+            .unwrap_or("")
+            .to_owned()
+    };
+    assert!(
+        wait_for(Duration::from_secs(20), || run
+            .log_text()
+            .contains("task starting")),
+        "{}",
+        run.log_text()
+    );
+    // the step is in its query now
+    std::thread::sleep(Duration::from_secs(3));
+    let asked = Instant::now();
+    let (code, body) = http(
+        "PUT",
+        &format!("{}/connectors/{}/stop", setup.rest(), setup.name),
+        None,
+    );
+    assert!(code == 202 || code == 204, "{code} {body}");
+    assert!(
+        wait_for(Duration::from_secs(15), || state(&status_url) == "STOPPED"),
+        "{}",
+        run.log_text()
+    );
+    let took = asked.elapsed();
+    assert!(
+        took < Duration::from_millis(3000),
+        "STOPPED after {took:?}:\n{}",
+        run.log_text()
+    );
+    assert!(
+        run.log_text().contains("a mining step was still running"),
+        "the step was not in progress, so this test showed nothing:\n{}",
+        run.log_text()
+    );
+    let (code, body) = http(
+        "PUT",
+        &format!("{}/connectors/{}/resume", setup.rest(), setup.name),
+        None,
+    );
+    assert!(code == 202 || code == 204, "{code} {body}");
+    let both = wait_for(Duration::from_secs(60), || {
+        read_tables(&setup, false, Duration::from_millis(500))
+            .iter()
+            .filter(|r| r.topic.ends_with(".APP.CUSTOMERS") && r.value.is_some())
+            .count()
+            >= 2
+    });
+    let text = run.log_text();
+    assert!(both, "not both changes arrived:\n{text}");
+    assert!(
+        text.contains("waiting for the mining step of the previous task"),
+        "{text}"
+    );
+    let status = run.terminate(Duration::from_secs(10));
+    assert!(status.success(), "exit status {status}");
+}

@@ -413,3 +413,30 @@ fn orphan_restore_and_second_thread() {
     assert!(rows.iter().any(|r| r.thread == RedoThread(2)));
     assert!(rows.iter().any(|r| r.thread == RedoThread(1)));
 }
+
+/// A scenario run live (its events played as the engine polls, `into_source`) fires its faults
+/// as they come, as `play` does all at once; a slow query under the timeout takes its time.
+#[test]
+fn a_live_scenario_fires_its_faults_and_a_slow_query_takes_its_time() {
+    let scenario = Scenario::from_json(
+        r#"{"name": "live-faults", "events": [
+          {"event": "insert", "session": "s1", "table": "APP.CUSTOMERS", "values": {"ID": 1, "NAME": "a"}},
+          {"event": "commit", "session": "s1"},
+          {"event": "fault", "fault": {"kind": "slow_query", "millis": 300}},
+          {"event": "fault", "fault": {"kind": "drop_connection", "after_rows": 0}}
+        ]}"#,
+    )
+    .unwrap();
+    let mut s = scenario.into_source(16).unwrap();
+    assert_eq!(s.pending_faults(), 0);
+    s.current_scn().unwrap();
+    assert_eq!(s.pending_faults(), 2, "the played faults are queued");
+    let started = std::time::Instant::now();
+    let e = mine(&mut s).unwrap_err();
+    assert!(
+        started.elapsed() >= std::time::Duration::from_millis(300),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(code(&e), 3113);
+}

@@ -151,6 +151,17 @@ impl Connector {
                     self.changed
                         .wait_for(&mut inner, Duration::from_millis(200));
                 }
+                // the previous task's mining step, if it outlived its task, ends first
+                let previous = Arc::clone(&inner.stats);
+                drop(inner);
+                previous.wait_for_lingering_mining();
+                let mut inner = self.inner.lock();
+                if self.shutdown.load(Ordering::SeqCst) {
+                    return Ok(());
+                }
+                if inner.desired == Desired::Stopped {
+                    continue;
+                }
                 let signals = Arc::new(TaskSignals::default());
                 signals.set_paused(inner.desired == Desired::Paused);
                 inner.signals = Some(Arc::clone(&signals));

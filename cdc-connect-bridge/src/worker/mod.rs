@@ -25,6 +25,7 @@ pub mod stop;
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
+use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use cdc_buffer::BufferMetrics;
@@ -139,6 +140,8 @@ pub struct TaskStats {
     /// The task got past its start: its clients, topics, offsets and source are set up and
     /// delivery began. A retried failure after that begins a new retry budget.
     started: AtomicBool,
+    /// The mining thread of a task that stopped while a step was still running.
+    lingering: Mutex<Option<JoinHandle<Result<(), CdcError>>>>,
 }
 
 impl TaskStats {
@@ -172,6 +175,20 @@ impl TaskStats {
     pub fn started(&self) -> bool {
         self.started.load(Ordering::SeqCst)
     }
+
+    /// Waits for the mining thread a stopped task left running (its step in progress), so
+    /// that two engines never share the spill directory or mine at once. Logs how it ended.
+    pub fn wait_for_lingering_mining(&self) {
+        let Some(thread) = self.lingering.lock().take() else {
+            return;
+        };
+        tracing::info!("waiting for the mining step of the previous task to end");
+        match thread.join() {
+            Ok(Ok(())) => {}
+            Ok(Err(error)) => tracing::warn!(%error, "the previous task's mining thread stopped"),
+            Err(_) => tracing::warn!("the previous task's mining thread ended without its result"),
+        }
+    }
 }
 
 impl Default for TaskStats {
@@ -190,6 +207,7 @@ impl Default for TaskStats {
             acks: OnceLock::new(),
             resume_scn: AtomicU64::new(0),
             started: AtomicBool::new(false),
+            lingering: Mutex::new(None),
         }
     }
 }
@@ -406,7 +424,10 @@ fn run_with_source<S: RedoSource + Send + 'static>(
         std::thread::Builder::new()
             .name("oracle-cdc-mining".into())
             .spawn(move || mine(engine, tx, &stats, &stop))
-            .map_err(|_| TaskError::MiningThread)?
+            .map_err(|e| TaskError::Thread {
+                thread: "mining",
+                error: e.to_string(),
+            })?
     };
 
     let delivered = deliver(&mut delivery, &rx, signals, config);
@@ -421,7 +442,28 @@ fn run_with_source<S: RedoSource + Send + 'static>(
     } else {
         delivery.abandon()
     };
-    let mined = mining.join();
+    // A stop (or a failed delivery) does not wait for a mining step in progress past the
+    // shutdown timeout: a slow LogMiner query may take minutes. The thread ends once its step
+    // returns and finds the queue closed; the next task start waits for it first.
+    let mined = if signals.stopping() || delivered.is_err() || finished.is_err() {
+        let reserve = config.poll.shutdown_timeout - boundary_wait(config.poll.shutdown_timeout);
+        let deadline = Instant::now() + reserve;
+        while !mining.is_finished() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        if mining.is_finished() {
+            mining.join()
+        } else {
+            tracing::warn!(
+                "the task stopped while a mining step was still running; the next task start \
+                 waits for that step to end"
+            );
+            *stats.lingering.lock() = Some(mining);
+            Ok(Ok(()))
+        }
+    } else {
+        mining.join()
+    };
     *signals.bell.lock() = None;
     stats.queue_depth.store(0, Ordering::SeqCst);
     delivered?;

@@ -23,7 +23,7 @@ use serde::{Deserialize, Serialize};
 use super::SimError;
 use super::db::{DbOp, SimDatabase};
 use super::model::Organization;
-use super::workload::Workload;
+use super::workload::{Step, Workload};
 use crate::source::{
     ActiveTransaction, CURRENT_LOG_NEXT_SCN, CaptureMode, CapturedObject, DatabaseIdentity,
     DatabaseRole, LogFile, LogInventoryQuery, LogLocation, LogStatus, MineSummary, MiningQuery,
@@ -163,8 +163,11 @@ impl SimSource {
             return Ok(false);
         };
         for _ in 0..events {
-            if !w.step(&mut self.db)? {
-                return Ok(false);
+            // a scenario's faults fire as they come, as `play` queues them all at once
+            match w.step_full(&mut self.db)? {
+                Step::Done => return Ok(false),
+                Step::Fault(fault) => self.faults.push_back(fault),
+                Step::Applied => {}
             }
         }
         Ok(true)
@@ -564,6 +567,9 @@ impl RedoSource for SimSource {
                     after: query.timeout,
                 });
             }
+            // under the timeout the query takes its time, as a slow LogMiner query does: a
+            // step in progress that a stop request must not wait for
+            std::thread::sleep(Duration::from_millis(millis));
         }
         let mid_read = match self.faults.front() {
             Some(
