@@ -279,11 +279,99 @@ fn a_broker_lost_mid_run_is_retried_and_nothing_is_lost() {
     assert!(text.contains("[CDC-9001]"), "{text}");
     assert!(text.contains("it starts again"), "{text}");
     assert!(!text.contains("the task failed"), "{text}");
-    check_complete(&expected, &read_tables(&setup, false, Duration::from_millis(500)));
+    check_complete(
+        &expected,
+        &read_tables(&setup, false, Duration::from_millis(500)),
+    );
     let status_url = format!("{}/connectors/{}/status", setup.rest(), setup.name);
     let (code, body) = http("GET", &status_url, None);
     assert_eq!(code, 200, "{body}");
     assert!(body.contains("\"RUNNING\""), "{body}");
+    let status = run.terminate(Duration::from_secs(30));
+    assert!(status.success(), "exit status {status}");
+}
+
+/// `PUT /stop` while the task waits on the broker (frozen under exactly-once delivery: the
+/// Kafka transaction's commit waits up to its own 30 s timeout): STOPPED within
+/// `cdc.shutdown.timeout.ms`; once the broker answers again, a resume delivers every change.
+#[test]
+fn a_stop_while_the_broker_does_not_answer_is_honoured_within_the_shutdown_timeout() {
+    if broker().is_none() {
+        return;
+    }
+    let Some(own) = OwnBroker::start() else {
+        return;
+    };
+    let mut setup = Setup::new("stop-frozen", &own.address, 1500, true);
+    setup.set("cdc.shutdown.timeout.ms", "2000");
+    let log = setup.dir.path().join("run.log");
+    let run = Running::start(&setup.write(), &log);
+    let status_url = format!("{}/connectors/{}/status", setup.rest(), setup.name);
+    let state = || {
+        let (code, body) = http("GET", &status_url, None);
+        let status: serde_json::Value = serde_json::from_str(&body).unwrap_or_default();
+        (code == 200)
+            .then(|| {
+                status["connector"]["state"]
+                    .as_str()
+                    .unwrap_or("")
+                    .to_owned()
+            })
+            .unwrap_or_default()
+    };
+    assert!(
+        wait_for(Duration::from_secs(60), || !read_tables(
+            &setup,
+            true,
+            Duration::from_millis(300)
+        )
+        .is_empty()),
+        "nothing delivered:\n{}",
+        run.log_text()
+    );
+    own.signal("-STOP");
+    // a heartbeat a second keeps a Kafka transaction to commit at hand
+    std::thread::sleep(Duration::from_millis(2500));
+    let asked = std::time::Instant::now();
+    let (code, body) = http(
+        "PUT",
+        &format!("{}/connectors/{}/stop", setup.rest(), setup.name),
+        None,
+    );
+    assert!(code == 202 || code == 204, "{code} {body}");
+    assert!(
+        wait_for(Duration::from_secs(40), || state() == "STOPPED"),
+        "{}",
+        run.log_text()
+    );
+    let took = asked.elapsed();
+    own.signal("-CONT");
+    assert!(
+        took < Duration::from_millis(3500),
+        "STOPPED after {took:?}:\n{}",
+        run.log_text()
+    );
+    let (code, body) = http(
+        "PUT",
+        &format!("{}/connectors/{}/resume", setup.rest(), setup.name),
+        None,
+    );
+    assert!(code == 202 || code == 204, "{code} {body}");
+    let expected = expected(&setup.expected());
+    let complete = || {
+        read_tables(&setup, true, Duration::from_millis(500))
+            .iter()
+            .filter_map(identity)
+            .map(|(xid, index, _)| (xid, index))
+            .collect::<std::collections::HashSet<_>>()
+            .len()
+            >= expected.changes.len()
+    };
+    assert!(
+        wait_for(Duration::from_secs(120), complete),
+        "not every change arrived:\n{}",
+        run.log_text()
+    );
     let status = run.terminate(Duration::from_secs(30));
     assert!(status.success(), "exit status {status}");
 }

@@ -25,7 +25,7 @@ use crate::operator::control::{
     PartitionOffset, WorkerHealth,
 };
 use crate::worker::stop::write_stop_event;
-use crate::worker::{TaskOptions, TaskSignals, TaskStats, run_task};
+use crate::worker::{TaskError, TaskOptions, TaskSignals, TaskStats, run_task};
 
 /// The jitter of the task-restart backoff differs between processes, so that many
 /// connectors that lost one cluster do not come back in step.
@@ -38,6 +38,17 @@ fn backoff_seed() -> u64 {
 
 /// How long a health check waits for the supervisor's state.
 const HEALTH_LOCK_WAIT: Duration = Duration::from_secs(5);
+
+/// How often the supervisor looks whether its task ended or was asked to stop.
+const TASK_POLL: Duration = Duration::from_millis(10);
+
+/// A task thread that ended without its result (it panicked).
+fn task_panicked() -> TaskError {
+    TaskError::Thread {
+        thread: "task",
+        error: "it ended without its result (see the panic in the log)".to_owned(),
+    }
+}
 
 /// What the operator asked for last.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -70,6 +81,8 @@ pub struct Connector {
     shutdown: AtomicBool,
     store: Mutex<Option<Arc<KafkaOffsetStore>>>,
     options: TaskOptions,
+    /// A task that outlived its stop, still waiting on a call of its own.
+    lingering: Mutex<Option<std::thread::JoinHandle<Result<(), TaskError>>>>,
 }
 
 impl std::fmt::Debug for Connector {
@@ -110,6 +123,7 @@ impl Connector {
             shutdown: AtomicBool::new(false),
             store: Mutex::new(None),
             options: TaskOptions::default(),
+            lingering: Mutex::new(None),
         }
     }
 
@@ -154,6 +168,7 @@ impl Connector {
                 // the previous task's mining step, if it outlived its task, ends first
                 let previous = Arc::clone(&inner.stats);
                 drop(inner);
+                self.wait_for_lingering_task();
                 previous.wait_for_lingering_mining();
                 let mut inner = self.inner.lock();
                 if self.shutdown.load(Ordering::SeqCst) {
@@ -175,7 +190,7 @@ impl Connector {
                 signals
             };
             let stats = Arc::clone(&self.inner.lock().stats);
-            let result = run_task(&self.config, &stats, &signals, self.options);
+            let result = self.run_task_bounded(&stats, &signals);
             if stats.started() {
                 backoff.reset();
             }
@@ -237,6 +252,70 @@ impl Connector {
             self.changed.notify_all();
             if exit_on_failure {
                 return Err(error);
+            }
+        }
+    }
+
+    /// Runs one task on a thread of its own, so that a stop is honoured within
+    /// `cdc.shutdown.timeout.ms` whatever the task waits on (a Kafka call at its start or its
+    /// commit, each bounded by its own timeout only): past the timeout the task is left to end
+    /// on its own, which it does at its next look at its signals, and counts as stopped. The
+    /// next task start waits for it first ([`Connector::wait_for_lingering_task`]).
+    fn run_task_bounded(
+        &self,
+        stats: &Arc<TaskStats>,
+        signals: &Arc<TaskSignals>,
+    ) -> Result<(), TaskError> {
+        let task = {
+            let config = self.config.clone();
+            let stats = Arc::clone(stats);
+            let signals = Arc::clone(signals);
+            let options = self.options;
+            std::thread::Builder::new()
+                .name("oracle-cdc-task".into())
+                .spawn(move || run_task(&config, &stats, &signals, options))
+                .map_err(|e| TaskError::Thread {
+                    thread: "task",
+                    error: e.to_string(),
+                })?
+        };
+        let mut stop_since: Option<Instant> = None;
+        loop {
+            if task.is_finished() {
+                return task.join().unwrap_or_else(|_| Err(task_panicked()));
+            }
+            if signals.stopping() {
+                let since = *stop_since.get_or_insert_with(Instant::now);
+                if since.elapsed() >= self.config.poll.shutdown_timeout {
+                    tracing::warn!(
+                        timeout_ms = u64::try_from(self.config.poll.shutdown_timeout.as_millis())
+                            .unwrap_or(u64::MAX),
+                        "the task did not end within cdc.shutdown.timeout.ms; it is left to end \
+                         on its own (it waits on a call with a timeout of its own), and the next \
+                         task start waits for it"
+                    );
+                    *self.lingering.lock() = Some(task);
+                    return Ok(());
+                }
+            }
+            std::thread::sleep(TASK_POLL);
+        }
+    }
+
+    /// Waits for a task that outlived its stop ([`Connector::run_task_bounded`]): two tasks
+    /// never deliver, mine or spill at once.
+    fn wait_for_lingering_task(&self) {
+        let Some(task) = self.lingering.lock().take() else {
+            return;
+        };
+        tracing::info!("waiting for the previous task to end");
+        match task.join() {
+            Ok(Ok(())) => {}
+            Ok(Err(error)) => {
+                tracing::warn!(error = %CdcError::from(error), "the previous task ended with an error")
+            }
+            Err(_) => {
+                tracing::warn!(error = %CdcError::from(task_panicked()), "the previous task ended")
             }
         }
     }
