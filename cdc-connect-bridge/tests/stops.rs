@@ -310,14 +310,14 @@ fn a_stop_while_the_broker_does_not_answer_is_honoured_within_the_shutdown_timeo
     let state = || {
         let (code, body) = http("GET", &status_url, None);
         let status: serde_json::Value = serde_json::from_str(&body).unwrap_or_default();
-        (code == 200)
-            .then(|| {
-                status["connector"]["state"]
-                    .as_str()
-                    .unwrap_or("")
-                    .to_owned()
-            })
-            .unwrap_or_default()
+        if code == 200 {
+            status["connector"]["state"]
+                .as_str()
+                .unwrap_or("")
+                .to_owned()
+        } else {
+            String::new()
+        }
     };
     assert!(
         wait_for(Duration::from_secs(60), || !read_tables(
