@@ -7,6 +7,7 @@ mod engine_support;
 mod decode_errors;
 mod decode_exclusion;
 mod decode_fuzz;
+mod decode_internal;
 mod decode_parallel;
 mod decode_shapes;
 mod engine_faults;

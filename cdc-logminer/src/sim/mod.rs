@@ -29,6 +29,7 @@ mod workload;
 
 pub use db::{DbOp, RowSel, SessionName, SimConfig, SimDatabase, lob_out_of_row};
 pub use model::{ColumnSpec, Organization, PartitionSpec, TableSpec};
+pub use render::stored_bytes;
 pub use scenario::{Event, Scenario};
 pub use source::{Fault, SimSource, SourceCall};
 pub use truth::{GroundTruth, TruthChange, TruthTransaction};
