@@ -100,25 +100,7 @@ fn a_table_without_a_key_is_cdc_3001_with_a_stop_event() {
     ] {
         assert!(log.contains(part), "{part:?} missing:\n{log}");
     }
-    let ops = setup.config().topics.ops;
-    let wanted = |t: &str| t == ops;
-    let stops_of = |records: &[cdc_connect_bridge::kafka::readback::ReadRecord]| {
-        records
-            .iter()
-            .filter_map(|r| r.value_json())
-            .map(|v| v.get("payload").cloned().unwrap_or(v))
-            .filter(|p| p["type"] == "stop")
-            .collect::<Vec<serde_json::Value>>()
-    };
-    let (records, _) = cdc_connect_bridge::kafka::readback::read_until(
-        &setup.broker,
-        &wanted,
-        false,
-        Duration::from_secs(10),
-        &mut |records| !stops_of(records).is_empty(),
-    )
-    .unwrap();
-    let stops = stops_of(&records);
+    let stops = ops_events(&setup, "stop", false, Duration::from_secs(10));
     assert_eq!(stops.len(), 1, "{stops:?}");
     let details = &stops[0]["details"];
     assert_eq!(details["code"], "CDC-3001", "{details}");
@@ -163,18 +145,6 @@ fn a_stop_during_a_slow_mining_step_is_honoured_within_the_shutdown_timeout() {
     setup.set("cdc.start.scn", &initial.0.to_string());
     let log = setup.dir.path().join("run.log");
     let run = Running::start(&setup.write(), &log);
-    let status_url = format!("{}/connectors/{}/status", setup.rest(), setup.name);
-    let state = |url: &str| {
-        let (code, body) = http("GET", url, None);
-        if code != 200 {
-            return String::new();
-        }
-        let status: serde_json::Value = serde_json::from_str(&body).unwrap_or_default();
-        status["connector"]["state"]
-            .as_str()
-            .unwrap_or("")
-            .to_owned()
-    };
     assert!(
         wait_for(Duration::from_secs(20), || run
             .log_text()
@@ -185,14 +155,10 @@ fn a_stop_during_a_slow_mining_step_is_honoured_within_the_shutdown_timeout() {
     // the step is in its query now
     std::thread::sleep(Duration::from_secs(3));
     let asked = Instant::now();
-    let (code, body) = http(
-        "PUT",
-        &format!("{}/connectors/{}/stop", setup.rest(), setup.name),
-        None,
-    );
-    assert!(code == 202 || code == 204, "{code} {body}");
+    lifecycle(&setup, "stop");
     assert!(
-        wait_for(Duration::from_secs(15), || state(&status_url) == "STOPPED"),
+        wait_for(Duration::from_secs(15), || connector_state(&setup)
+            == "STOPPED"),
         "{}",
         run.log_text()
     );
@@ -207,12 +173,7 @@ fn a_stop_during_a_slow_mining_step_is_honoured_within_the_shutdown_timeout() {
         "the step was not in progress, so this test showed nothing:\n{}",
         run.log_text()
     );
-    let (code, body) = http(
-        "PUT",
-        &format!("{}/connectors/{}/resume", setup.rest(), setup.name),
-        None,
-    );
-    assert!(code == 202 || code == 204, "{code} {body}");
+    lifecycle(&setup, "resume");
     let both = wait_for(Duration::from_secs(60), || {
         read_tables(&setup, false, Duration::from_millis(500))
             .iter()
@@ -249,29 +210,17 @@ fn a_broker_lost_mid_run_is_retried_and_nothing_is_lost() {
     let log = setup.dir.path().join("run.log");
     let run = Running::start(&setup.write(), &log);
     assert!(
-        wait_for(Duration::from_secs(60), || !read_tables(
-            &setup,
-            false,
-            Duration::from_millis(300)
-        )
-        .is_empty()),
+        wait_for_first_records(&setup, false),
         "nothing delivered:\n{}",
         run.log_text()
     );
     own.signal("-STOP");
     std::thread::sleep(Duration::from_secs(15));
     own.signal("-CONT");
-    let complete = || {
-        let records = read_tables(&setup, false, Duration::from_millis(500));
-        let ids: std::collections::HashSet<_> = records
-            .iter()
-            .filter_map(identity)
-            .map(|(xid, index, _)| (xid, index))
-            .collect();
-        ids.len() >= expected.changes.len()
-    };
     assert!(
-        wait_for(Duration::from_secs(120), complete),
+        wait_for(Duration::from_secs(120), || all_arrived(
+            &setup, &expected, false
+        )),
         "not every change arrived:\n{}",
         run.log_text()
     );
@@ -283,10 +232,7 @@ fn a_broker_lost_mid_run_is_retried_and_nothing_is_lost() {
         &expected,
         &read_tables(&setup, false, Duration::from_millis(500)),
     );
-    let status_url = format!("{}/connectors/{}/status", setup.rest(), setup.name);
-    let (code, body) = http("GET", &status_url, None);
-    assert_eq!(code, 200, "{body}");
-    assert!(body.contains("\"RUNNING\""), "{body}");
+    assert_eq!(connector_state(&setup), "RUNNING");
     let status = run.terminate(Duration::from_secs(30));
     assert!(status.success(), "exit status {status}");
 }
@@ -304,43 +250,22 @@ fn a_stop_while_the_broker_does_not_answer_is_honoured_within_the_shutdown_timeo
     };
     let mut setup = Setup::new("stop-frozen", &own.address, 1500, true);
     setup.set("cdc.shutdown.timeout.ms", "2000");
+    let expected = expected(&setup.expected());
     let log = setup.dir.path().join("run.log");
     let run = Running::start(&setup.write(), &log);
-    let status_url = format!("{}/connectors/{}/status", setup.rest(), setup.name);
-    let state = || {
-        let (code, body) = http("GET", &status_url, None);
-        let status: serde_json::Value = serde_json::from_str(&body).unwrap_or_default();
-        if code == 200 {
-            status["connector"]["state"]
-                .as_str()
-                .unwrap_or("")
-                .to_owned()
-        } else {
-            String::new()
-        }
-    };
     assert!(
-        wait_for(Duration::from_secs(60), || !read_tables(
-            &setup,
-            true,
-            Duration::from_millis(300)
-        )
-        .is_empty()),
+        wait_for_first_records(&setup, true),
         "nothing delivered:\n{}",
         run.log_text()
     );
     own.signal("-STOP");
     // a heartbeat a second keeps a Kafka transaction to commit at hand
     std::thread::sleep(Duration::from_millis(2500));
-    let asked = std::time::Instant::now();
-    let (code, body) = http(
-        "PUT",
-        &format!("{}/connectors/{}/stop", setup.rest(), setup.name),
-        None,
-    );
-    assert!(code == 202 || code == 204, "{code} {body}");
+    let asked = Instant::now();
+    lifecycle(&setup, "stop");
     assert!(
-        wait_for(Duration::from_secs(40), || state() == "STOPPED"),
+        wait_for(Duration::from_secs(40), || connector_state(&setup)
+            == "STOPPED"),
         "{}",
         run.log_text()
     );
@@ -351,24 +276,11 @@ fn a_stop_while_the_broker_does_not_answer_is_honoured_within_the_shutdown_timeo
         "STOPPED after {took:?}:\n{}",
         run.log_text()
     );
-    let (code, body) = http(
-        "PUT",
-        &format!("{}/connectors/{}/resume", setup.rest(), setup.name),
-        None,
-    );
-    assert!(code == 202 || code == 204, "{code} {body}");
-    let expected = expected(&setup.expected());
-    let complete = || {
-        read_tables(&setup, true, Duration::from_millis(500))
-            .iter()
-            .filter_map(identity)
-            .map(|(xid, index, _)| (xid, index))
-            .collect::<std::collections::HashSet<_>>()
-            .len()
-            >= expected.changes.len()
-    };
+    lifecycle(&setup, "resume");
     assert!(
-        wait_for(Duration::from_secs(120), complete),
+        wait_for(Duration::from_secs(120), || all_arrived(
+            &setup, &expected, true
+        )),
         "not every change arrived:\n{}",
         run.log_text()
     );

@@ -682,3 +682,80 @@ impl Drop for OwnBroker {
         let _ = self.child.wait();
     }
 }
+
+/// The payloads of the ops topic's events of type `kind`, read until at least one is there
+/// (or `wait` passed).
+pub fn ops_events(
+    setup: &Setup,
+    kind: &str,
+    read_committed: bool,
+    wait: Duration,
+) -> Vec<serde_json::Value> {
+    let ops = setup.config().topics.ops;
+    let wanted = |t: &str| t == ops;
+    let of_kind = |records: &[ReadRecord]| {
+        records
+            .iter()
+            .filter_map(|r| r.value_json())
+            .map(|v| v.get("payload").cloned().unwrap_or(v))
+            .filter(|p| p["type"] == kind)
+            .collect::<Vec<serde_json::Value>>()
+    };
+    let (records, _) = read_until(
+        &setup.broker,
+        &wanted,
+        read_committed,
+        wait,
+        &mut |records| !of_kind(records).is_empty(),
+    )
+    .unwrap();
+    of_kind(&records)
+}
+
+/// Whether the table topics hold every expected change (each at least once).
+pub fn all_arrived(setup: &Setup, expected: &Expected, read_committed: bool) -> bool {
+    read_tables(setup, read_committed, Duration::from_millis(500))
+        .iter()
+        .filter_map(identity)
+        .map(|(xid, index, _)| (xid, index))
+        .collect::<std::collections::HashSet<_>>()
+        .len()
+        >= expected.changes.len()
+}
+
+/// The connector's state as `GET /connectors/{name}/status` says it; empty when it does not
+/// answer.
+pub fn connector_state(setup: &Setup) -> String {
+    let (code, body) = http(
+        "GET",
+        &format!("{}/connectors/{}/status", setup.rest(), setup.name),
+        None,
+    );
+    let status: serde_json::Value = serde_json::from_str(&body).unwrap_or_default();
+    if code == 200 {
+        status["connector"]["state"]
+            .as_str()
+            .unwrap_or("")
+            .to_owned()
+    } else {
+        String::new()
+    }
+}
+
+/// `PUT /connectors/{name}/{command}` (stop, pause, resume), which Connect answers 202 (or
+/// 204 when nothing changes).
+pub fn lifecycle(setup: &Setup, command: &str) {
+    let (code, body) = http(
+        "PUT",
+        &format!("{}/connectors/{}/{command}", setup.rest(), setup.name),
+        None,
+    );
+    assert!(code == 202 || code == 204, "{command}: {code} {body}");
+}
+
+/// Waits until some change reached the table topics.
+pub fn wait_for_first_records(setup: &Setup, read_committed: bool) -> bool {
+    wait_for(Duration::from_secs(60), || {
+        !read_tables(setup, read_committed, Duration::from_millis(300)).is_empty()
+    })
+}
