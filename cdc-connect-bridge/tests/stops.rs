@@ -51,6 +51,40 @@ fn an_unreachable_broker_is_retried_within_the_budget_then_a_coded_stop() {
     assert!(took < Duration::from_secs(40), "took {took:?}:\n{log}");
 }
 
+/// A task that FAILED once its retry budget was spent gets a new budget when the operator
+/// restarts it (`POST /restart`): it is retried again, not failed at its first error.
+#[test]
+fn a_restart_after_the_budget_was_spent_retries_again() {
+    let mut setup = Setup::new("unreachable-restart", &closed_port(), 10, false);
+    setup.set("cdc.retry.max.time.ms", "1000");
+    let log = setup.dir.path().join("run.log");
+    let run = Running::start(&setup.write(), &log);
+    assert!(
+        wait_for(Duration::from_secs(40), || connector_state(&setup)
+            == "FAILED"),
+        "{}",
+        run.log_text()
+    );
+    assert_eq!(run.log_text().matches("it starts again").count(), 1);
+    let (code, body) = http(
+        "POST",
+        &format!("{}/connectors/{}/restart", setup.rest(), setup.name),
+        None,
+    );
+    assert!(code == 202 || code == 204, "{code} {body}");
+    assert!(
+        wait_for(Duration::from_secs(20), || run
+            .log_text()
+            .matches("it starts again")
+            .count()
+            == 2),
+        "not retried after the restart:\n{}",
+        run.log_text()
+    );
+    let status = run.terminate(Duration::from_secs(10));
+    assert!(status.success(), "exit status {status}");
+}
+
 /// SIGTERM while the task waits for a broker that does not answer: the process exits 0
 /// within `cdc.shutdown.timeout.ms`, not once the wait is over.
 #[test]

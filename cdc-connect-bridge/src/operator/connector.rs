@@ -177,6 +177,10 @@ impl Connector {
                 if inner.desired == Desired::Stopped {
                     continue;
                 }
+                // a task the operator starts again after it FAILED gets a new retry budget
+                if inner.state == ConnectorState::Failed {
+                    backoff.reset();
+                }
                 let signals = Arc::new(TaskSignals::default());
                 signals.set_paused(inner.desired == Desired::Paused);
                 inner.signals = Some(Arc::clone(&signals));
