@@ -48,6 +48,25 @@ pub fn write_stop_event(config: &CdcConfig, error: &CdcError, resume_scn: Option
     }
 }
 
+/// The `stop` event of `error`. With `cdc.log.sensitive.data` a message may quote row values,
+/// which never go to the ops topic: the event then says where the message is instead.
+fn stop_event(error: &CdcError, log_sensitive_data: bool) -> OpsEvent {
+    let mut event = OpsEvent::stop(error);
+    if log_sensitive_data {
+        let code = error.code();
+        event.details.insert(
+            "message".to_owned(),
+            format!(
+                "[{}] {}: the message is in the connector's log only, as cdc.log.sensitive.data \
+                 may put row values in it",
+                code.id(),
+                code.name()
+            ),
+        );
+    }
+    event
+}
+
 fn send_stop_event(
     config: &CdcConfig,
     error: &CdcError,
@@ -57,7 +76,8 @@ fn send_stop_event(
     let now_ms = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
-    let (topic, key, value) = builder.ops_record(&OpsEvent::stop(error), resume_scn, now_ms);
+    let event = stop_event(error, config.retry.log_sensitive_data);
+    let (topic, key, value) = builder.ops_record(&event, resume_scn, now_ms);
     let clients = KafkaClients::from_config(config)?;
     let acks = Arc::new(Mutex::new(AckTracker::new()));
     let producer = clients.producer(None, Arc::clone(&acks), true)?;
@@ -68,4 +88,25 @@ fn send_stop_event(
         return Err(KafkaFailure::NotDelivered { topic, source });
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_stop_event_never_carries_what_sensitive_logging_may_quote() {
+        let error = CdcError::new(
+            CdcCode::Decode,
+            "cannot decode the literal 'secret-row-value'",
+        );
+        let plain = stop_event(&error, false);
+        assert_eq!(plain.details["message"], error.to_string());
+        let guarded = stop_event(&error, true);
+        let message = &guarded.details["message"];
+        assert!(!message.contains("secret-row-value"), "{message}");
+        assert!(message.starts_with("[CDC-3001] DECODE: "), "{message}");
+        assert_eq!(guarded.details["code"], "CDC-3001");
+        assert_eq!(guarded.details["runbook"], plain.details["runbook"]);
+    }
 }
