@@ -861,14 +861,8 @@ fn help_explains_the_commands_and_a_bad_configuration_names_its_keys() {
         "name=bad\ncdc.source=sim\ncdc.eos.batch.max.records=-4\ncdc.heartbeat.intervall.ms=5\n",
     )
     .unwrap();
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_oracle-cdc"))
-        .arg("run")
-        .arg("--config")
-        .arg(&path)
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(64));
-    let text = String::from_utf8_lossy(&out.stderr);
+    let (code, text) = run_to_exit(&[], &path);
+    assert_eq!(code, Some(64));
     assert!(text.contains("cdc.eos.batch.max.records"), "{text}");
     assert!(text.contains("cdc.heartbeat.interval.ms"), "{text}");
 
@@ -878,14 +872,8 @@ fn help_explains_the_commands_and_a_bad_configuration_names_its_keys() {
         "name=nobroker\ncdc.source=sim\ncdc.topic.prefix=nb\ncdc.tables.include=APP\\..*\n",
     )
     .unwrap();
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_oracle-cdc"))
-        .arg("run")
-        .arg("--config")
-        .arg(&path)
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(64), "{text}");
+    let (code, text) = run_to_exit(&[], &path);
+    assert_eq!(code, Some(64), "{text}");
     assert!(
         text.contains(
             "bootstrap.servers: required (the Kafka brokers to deliver to) unless \
@@ -899,13 +887,8 @@ fn help_explains_the_commands_and_a_bad_configuration_names_its_keys() {
         "name=nobroker\ncdc.source=sim\ncdc.tables.include=APP\\..*\n",
     )
     .unwrap();
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_oracle-cdc"))
-        .args(["run", "--config"])
-        .arg(&path)
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(64), "{text}");
+    let (code, text) = run_to_exit(&[], &path);
+    assert_eq!(code, Some(64), "{text}");
     assert!(text.contains("2 configuration problems"), "{text}");
     assert!(text.contains("cdc.topic.prefix: required"), "{text}");
     assert!(text.contains("bootstrap.servers: required"), "{text}");
@@ -960,20 +943,11 @@ fn the_oracle_source_is_built_and_a_missing_client_is_cdc_1001_with_the_install_
     ] {
         setup.set(key, value);
     }
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_oracle-cdc"))
-        .args([
-            "run",
-            "--exit-on-failure",
-            "--log-format",
-            "json",
-            "--config",
-        ])
-        .arg(setup.write())
-        .env("RUST_LOG", "info,rdkafka=warn")
-        .output()
-        .unwrap();
-    let log = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{log}");
+    let (code, log) = run_to_exit(
+        &["--exit-on-failure", "--log-format", "json"],
+        &setup.write(),
+    );
+    assert_eq!(code, Some(1), "{log}");
     // `--log-format json`: every line one JSON object, the exit reason among them, no colours
     for line in log.lines() {
         let record: serde_json::Value = serde_json::from_str(line)

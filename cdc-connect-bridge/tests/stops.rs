@@ -4,7 +4,6 @@
 //! stop request is honoured whatever the task is waiting on.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 use crate::e2e_support::*;
@@ -26,15 +25,9 @@ fn an_unreachable_broker_is_retried_within_the_budget_then_a_coded_stop() {
     let mut setup = Setup::new("unreachable", &closed_port(), 10, false);
     setup.set("cdc.retry.max.time.ms", "1000");
     let started = Instant::now();
-    let out = Command::new(env!("CARGO_BIN_EXE_oracle-cdc"))
-        .args(["run", "--exit-on-failure", "--config"])
-        .arg(setup.write())
-        .env("RUST_LOG", "info,rdkafka=off")
-        .output()
-        .unwrap();
+    let (code, log) = run_to_exit(&["--exit-on-failure"], &setup.write());
     let took = started.elapsed();
-    let log = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{log}");
+    assert_eq!(code, Some(1), "{log}");
     // one retry: the budget (1 s) is spent by the second attempt's wait
     let retries = log.matches("it starts again").count();
     assert_eq!(retries, 1, "{log}");
@@ -119,14 +112,8 @@ fn a_table_without_a_key_is_cdc_3001_with_a_stop_event() {
     };
     let mut setup = Setup::new("no-key", &broker, 200, false);
     setup.set("cdc.key.missing", "fail");
-    let out = Command::new(env!("CARGO_BIN_EXE_oracle-cdc"))
-        .args(["run", "--exit-on-failure", "--config"])
-        .arg(setup.write())
-        .env("RUST_LOG", "info,rdkafka=warn")
-        .output()
-        .unwrap();
-    let log = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{log}");
+    let (code, log) = run_to_exit(&["--exit-on-failure"], &setup.write());
+    assert_eq!(code, Some(1), "{log}");
     for part in [
         "[CDC-3001] table ",
         "has no primary key",

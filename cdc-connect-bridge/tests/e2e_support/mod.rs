@@ -759,3 +759,20 @@ pub fn wait_for_first_records(setup: &Setup, read_committed: bool) -> bool {
         !read_tables(setup, read_committed, Duration::from_millis(300)).is_empty()
     })
 }
+
+/// `oracle-cdc run <flags> --config <config>` to its end: the exit code and what it wrote to
+/// stderr (its log).
+pub fn run_to_exit(flags: &[&str], config: &Path) -> (Option<i32>, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_oracle-cdc"))
+        .arg("run")
+        .args(flags)
+        .arg("--config")
+        .arg(config)
+        .env("RUST_LOG", "info,rdkafka=warn")
+        .output()
+        .unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
