@@ -763,7 +763,7 @@ pub static KEYS: &[KeySpec] = &[
     // Decoding and record format
     KeySpec::new("cdc.on.decode.error", G::Decode, K::Choice(DecodeErrorAction::ALLOWED), Value("fail"),
         "An undecodable DML row, acted on when its transaction commits (one rolled back does not count): `fail` stops with CDC-3001; `dlq` writes it to the DLQ topic, just before the transaction's changes.")
-        .shown_by(&[ENGINE_SETTINGS, "cdc-logminer/tests/engine_policies.rs::undecodable_rows_stop_or_go_to_the_dlq"]),
+        .shown_by(&[ENGINE_SETTINGS, "cdc-logminer/tests/engine_policies.rs::dlq_records_of_a_transaction_are_sent_once_across_a_restart", "cdc-logminer/tests/engine_policies.rs::a_lag_case_row_without_an_exact_version_stops_and_never_reaches_the_dlq"]),
     KeySpec::new("cdc.output.format", G::Decode, K::Choice(OutputFormat::ALLOWED), Value("debezium"),
         "Record value layout.")
         .shown_by(&[GOLDEN_SCHEMAS]),

@@ -77,7 +77,7 @@ use self::failures::{AtCommit, HeldFailure, HeldFailures};
 use self::read::*;
 use self::start::*;
 use crate::decode::{
-    ColumnFilter, DdlInfo, DdlKind, DecodeError, DecodeOptions, DecodePool, DecodeTable,
+    Charsets, ColumnFilter, DdlInfo, DdlKind, DecodeError, DecodeOptions, DecodePool, DecodeTable,
     DecodeThreadStopped, Decoded, DecodedRows, StepDecoder, StepRows, classify_ddl, restore_row_id,
 };
 use crate::source::{
@@ -167,6 +167,8 @@ struct SchemaState {
     next_version: HashMap<TableId, u32>,
     /// The stored versions a restart may still take up (pruned at the resume SCN).
     published: PublishedSchemas,
+    /// The database's character sets, for the internal form of generic rows' text.
+    charsets: Arc<Charsets>,
 }
 
 /// Side records waiting for the next record to go out.

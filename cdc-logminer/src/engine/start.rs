@@ -129,6 +129,11 @@ impl<S: RedoSource> CaptureEngine<S> {
         clock: Box<dyn Clock>,
     ) -> Result<CaptureEngine<S>, CdcError> {
         let identity = check_topology(&mut source, &settings)?;
+        let nls = source.nls().map_err(source_stop)?;
+        let charsets = Arc::new(Charsets {
+            database: nls.character_set,
+            national: nls.national_character_set,
+        });
         let mut buffer = TransactionBuffer::open(settings.buffer.clone())?;
         let pool = DecodePool::new(settings.decode_threads).map_err(|e| {
             CdcError::new(CdcCode::TransientDatabase, format!("{e}")).without_retry()
@@ -184,6 +189,7 @@ impl<S: RedoSource> CaptureEngine<S> {
                 layouts: SchemaVersions::default(),
                 next_version: HashMap::new(),
                 published,
+                charsets,
             },
             side: SideRecords::default(),
             orphans: OrphanDetector::new(settings.orphan, now),
@@ -195,7 +201,7 @@ impl<S: RedoSource> CaptureEngine<S> {
             started: false,
         };
         let valid_from = engine.commit.position.resume.scn;
-        let differing = engine.refresh_objects(valid_from)?;
+        let differing = engine.refresh_objects(valid_from, Refresh::Start)?;
         // a first start (no offset, or offsets deleted) has no records to reconcile with what
         // the topic says: its stored versions are history, and only their numbering counts
         if restarting {

@@ -22,6 +22,7 @@ use serde::{Deserialize, Serialize};
 
 use super::SimError;
 use super::db::{DbOp, SimDatabase};
+use super::logminer::DICTIONARY_MISMATCH_INFO;
 use super::model::Organization;
 use super::workload::{Step, Workload};
 use crate::source::{
@@ -112,6 +113,7 @@ pub struct SimSource {
     restart_pending: Option<u32>,
     opening_calls: u32,
     mined_rows: u64,
+    generic_rows: u64,
     /// Round trips the mining queries' rows took, `MiningQuery::fetch_size` rows each.
     fetches: u64,
 }
@@ -132,6 +134,7 @@ impl SimSource {
             restart_pending: None,
             opening_calls: 0,
             mined_rows: 0,
+            generic_rows: 0,
             fetches: 0,
         }
     }
@@ -186,6 +189,12 @@ impl SimSource {
     /// Rows handed to sinks so far.
     pub fn mined_rows(&self) -> u64 {
         self.mined_rows
+    }
+
+    /// DML rows handed to the engine generic (STATUS 2, "Dictionary Mismatch"): rows mined
+    /// after a later DDL of their table.
+    pub fn generic_rows(&self) -> u64 {
+        self.generic_rows
     }
 
     /// Round trips to the database the mining queries took so far: as the Oracle client, each
@@ -695,8 +704,21 @@ impl RedoSource for SimSource {
             objects: &objects,
             excluded: &excluded,
         };
-        let (summary, end) = stream(&self.db, merged, fail_at, mid_read_after, &filter, sink);
+        let mut generic = 0;
+        let mut counting = |row: MinedRow| {
+            generic += u64::from(row.info.as_deref() == Some(DICTIONARY_MISMATCH_INFO));
+            sink(row)
+        };
+        let (summary, end) = stream(
+            &self.db,
+            merged,
+            fail_at,
+            mid_read_after,
+            &filter,
+            &mut counting,
+        );
         self.mined_rows += summary.rows;
+        self.generic_rows += generic;
         self.fetches += summary
             .rows
             .div_ceil(u64::from(query.fetch_size.max(1)))

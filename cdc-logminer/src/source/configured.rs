@@ -201,11 +201,12 @@ fn sim_database(sim: &SimSettings) -> Result<SimSource, SourceSetupError> {
                 seed: sim.seed,
                 changes: sim.changes,
                 // a backlog is mined with the online catalog after the whole workload ran:
-                // rows written before an ALTER would need a redo dictionary
-                max_added_columns: if sim.backlog {
+                // rows written before an ALTER need the redo dictionary replay, which is not
+                // built yet (issue 25), so the backlog makes none
+                max_alters: if sim.backlog {
                     0
                 } else {
-                    WorkloadConfig::default().max_added_columns
+                    WorkloadConfig::default().max_alters
                 },
                 ..WorkloadConfig::default()
             });

@@ -327,6 +327,21 @@ pub struct NlsSettings {
     pub timestamp_format: String,
     pub timestamp_tz_format: String,
     pub numeric_characters: String,
+    /// The database character set (`NLS_DATABASE_PARAMETERS.NLS_CHARACTERSET`): what the
+    /// internal form of CHAR and VARCHAR2 values is stored in.
+    #[serde(default = "default_character_set")]
+    pub character_set: String,
+    /// The national character set (`NLS_NCHAR_CHARACTERSET`), of NCHAR and NVARCHAR2 values.
+    #[serde(default = "default_national_character_set")]
+    pub national_character_set: String,
+}
+
+fn default_character_set() -> String {
+    "AL32UTF8".to_owned()
+}
+
+fn default_national_character_set() -> String {
+    "AL16UTF16".to_owned()
 }
 
 impl NlsSettings {
@@ -337,6 +352,8 @@ impl NlsSettings {
             timestamp_format: "SYYYY-MM-DD HH24:MI:SS.FF9".to_owned(),
             timestamp_tz_format: "SYYYY-MM-DD HH24:MI:SS.FF9 TZH:TZM".to_owned(),
             numeric_characters: ".,".to_owned(),
+            character_set: default_character_set(),
+            national_character_set: default_national_character_set(),
         }
     }
 }
@@ -481,8 +498,9 @@ pub trait RedoSource: Send + fmt::Debug {
     /// For each of `tables`, the seconds from the time `scn` was current (SCN_TO_TIMESTAMP) to
     /// the table's last DDL (DBA_OBJECTS.LAST_DDL_TIME); negative when the DDL came first. A
     /// table the database cannot say this of (an SCN older than its SCN-to-time map, a table
-    /// it does not list) is left out. Asked at start only, for tables whose stored schema
-    /// version differs from the dictionary (CDC-6003).
+    /// it does not list) is left out. Asked at start, for every captured table (whether its
+    /// layout now is the one of the resume point, and CDC-6003), and at a DDL row for its
+    /// table (whether the layout read then is the one that DDL made).
     fn last_ddl_after(
         &mut self,
         tables: &[TableId],

@@ -176,9 +176,9 @@ impl SimDatabase {
     /// The seconds from the time `scn` was current to the last DDL on `table`, in the
     /// database's clock; negative when the DDL came first. As SCN_TO_TIMESTAMP, the time of an
     /// SCN is that of the newest redo at or before it; `None` for an SCN before all redo, or a
-    /// table no DDL has touched.
+    /// table the database does not list. A table no DDL in the redo touched was created before
+    /// it: its last DDL is an hour before the first redo.
     pub fn last_ddl_after(&self, table: &TableId, scn: Scn) -> Option<i64> {
-        let ddl = self.truth.ddl.iter().rev().find(|d| &d.table == table)?;
         let time_of = |at: Scn| {
             self.logs
                 .iter()
@@ -187,7 +187,29 @@ impl SimDatabase {
                 .max_by_key(|p| p.record.scn)
                 .map(|p| p.record.time.epoch_nanos())
         };
-        let seconds = (time_of(ddl.scn)? - time_of(scn)?) / 1_000_000_000;
+        let ddl_time = match self.truth.ddl.iter().rev().find(|d| &d.table == table) {
+            Some(ddl) => time_of(ddl.scn)?,
+            None => {
+                let listed = self
+                    .containers
+                    .iter()
+                    .flat_map(|c| &c.tables)
+                    .any(|t| !t.dropped && &t.id == table);
+                let first = self
+                    .logs
+                    .iter()
+                    .flat_map(|log| &log.records)
+                    .map(|p| p.record.time.epoch_nanos())
+                    .min()?;
+                if !listed {
+                    return None;
+                }
+                first - 3_600 * 1_000_000_000
+            }
+        };
+        // as Oracle's DATE arithmetic: both times cut to their second, then subtracted
+        let second = |nanos: i128| nanos.div_euclid(1_000_000_000);
+        let seconds = second(ddl_time) - second(time_of(scn)?);
         i64::try_from(seconds).ok()
     }
 

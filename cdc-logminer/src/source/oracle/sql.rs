@@ -31,6 +31,10 @@ pub const NLS_SESSION: [&str; 5] = [
 pub const NLS_READ: &str = "SELECT PARAMETER, VALUE FROM NLS_SESSION_PARAMETERS \
 WHERE PARAMETER IN ('NLS_DATE_FORMAT', 'NLS_TIMESTAMP_FORMAT', 'NLS_TIMESTAMP_TZ_FORMAT', 'NLS_NUMERIC_CHARACTERS')";
 
+/// The database's character sets, which the internal form of text values is stored in.
+pub const CHARACTER_SETS: &str = "SELECT PARAMETER, VALUE FROM NLS_DATABASE_PARAMETERS \
+WHERE PARAMETER IN ('NLS_CHARACTERSET', 'NLS_NCHAR_CHARACTERSET')";
+
 pub const IDENTITY: &str =
     "SELECT DBID, NAME, RESETLOGS_CHANGE#, DATABASE_ROLE, OPEN_MODE, CDB FROM V$DATABASE";
 
@@ -84,15 +88,17 @@ pub const IOT_TOP_NON_CDB: &str = "SELECT 0, I.TABLE_OWNER, I.TABLE_NAME, I.INDE
 FROM DBA_INDEXES I JOIN DBA_OBJECTS O ON O.OWNER = I.OWNER \
 AND O.OBJECT_NAME = I.INDEX_NAME AND O.OBJECT_TYPE = 'INDEX' WHERE I.INDEX_TYPE = 'IOT - TOP'";
 
-/// Columns of one table. Binds: `:1` CON_ID, `:2` OWNER, `:3` TABLE_NAME.
+/// Columns of one table, hidden ones included (a column SET UNUSED keeps its place in the
+/// segment until it is dropped, so the segment column numbers of older rows count it).
+/// Binds: `:1` CON_ID, `:2` OWNER, `:3` TABLE_NAME.
 pub const COLUMNS_CDB: &str = "SELECT COLUMN_NAME, COLUMN_ID, DATA_TYPE, DATA_LENGTH, CHAR_LENGTH, \
-DATA_PRECISION, DATA_SCALE, NULLABLE FROM CDB_TAB_COLUMNS \
-WHERE CON_ID = :1 AND OWNER = :2 AND TABLE_NAME = :3 ORDER BY COLUMN_ID";
+DATA_PRECISION, DATA_SCALE, NULLABLE, HIDDEN_COLUMN, SEGMENT_COLUMN_ID FROM CDB_TAB_COLS \
+WHERE CON_ID = :1 AND OWNER = :2 AND TABLE_NAME = :3 ORDER BY COLUMN_ID NULLS LAST, SEGMENT_COLUMN_ID";
 
-/// Columns of one table in a non-CDB. Binds: `:1` OWNER, `:2` TABLE_NAME.
+/// Columns of one table in a non-CDB, hidden ones included. Binds: `:1` OWNER, `:2` TABLE_NAME.
 pub const COLUMNS_NON_CDB: &str = "SELECT COLUMN_NAME, COLUMN_ID, DATA_TYPE, DATA_LENGTH, CHAR_LENGTH, \
-DATA_PRECISION, DATA_SCALE, NULLABLE FROM DBA_TAB_COLUMNS \
-WHERE OWNER = :1 AND TABLE_NAME = :2 ORDER BY COLUMN_ID";
+DATA_PRECISION, DATA_SCALE, NULLABLE, HIDDEN_COLUMN, SEGMENT_COLUMN_ID FROM DBA_TAB_COLS \
+WHERE OWNER = :1 AND TABLE_NAME = :2 ORDER BY COLUMN_ID NULLS LAST, SEGMENT_COLUMN_ID";
 
 /// Primary key columns in key order. Binds: `:1` CON_ID, `:2` OWNER, `:3` TABLE_NAME.
 pub const PRIMARY_KEY_CDB: &str = "SELECT CC.COLUMN_NAME FROM CDB_CONSTRAINTS C \
@@ -440,6 +446,8 @@ mod tests {
                 timestamp_format: set("NLS_TIMESTAMP_FORMAT").unwrap().to_owned(),
                 timestamp_tz_format: set("NLS_TIMESTAMP_TZ_FORMAT").unwrap().to_owned(),
                 numeric_characters: ".,".to_owned(),
+                character_set: "AL32UTF8".to_owned(),
+                national_character_set: "AL16UTF16".to_owned(),
             }
         );
     }
