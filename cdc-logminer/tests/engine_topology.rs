@@ -309,3 +309,29 @@ fn logs_mode_in_a_pdb_is_cdc_5001() {
     assert!(e.to_string().contains("ORA-65040"), "{e}");
     assert!(e.to_string().contains("FREEPDB1"), "{e}");
 }
+
+#[test]
+fn a_reconnect_into_another_kind_of_container_is_cdc_5001() {
+    let spill = tempfile::tempdir().unwrap();
+    let db = pdb_database(33);
+    let (mut engine, _clock) = open(&db, &spill, |s| s.pdbs = vec!["FREEPDB1".into()]).unwrap();
+    assert_eq!(engine.session_mode(), SessionMode::Range);
+    let mut records = Vec::new();
+    engine.step(&mut records).unwrap();
+    // the service now leads to the CDB root, where auto would add log files
+    let source = engine.source_mut();
+    source.database_mut().set_session_pdb(None).unwrap();
+    source.inject(Fault::DropConnection { after_rows: 0 });
+    let stop = (0..100)
+        .find_map(|_| match engine.step(&mut records) {
+            Ok(_) => None,
+            Err(EngineError::Stop(e)) => Some(e),
+            Err(other) => panic!("{other:?}"),
+        })
+        .expect("the reconnect sees the other container");
+    assert_eq!(stop.code(), CdcCode::Topology, "{stop}");
+    assert!(
+        stop.to_string().contains("in logs mode instead of range"),
+        "{stop}"
+    );
+}

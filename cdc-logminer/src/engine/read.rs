@@ -244,9 +244,10 @@ impl<S: RedoSource> CaptureEngine<S> {
                         return Err(StepFailure::Stop(CdcError::new(
                             CdcCode::Topology,
                             format!(
-                                "after reconnecting, the session mines by {:?} instead of {:?}: \
-                                 it is connected to another container",
-                                topology.session_mode, self.read.session_mode
+                                "after reconnecting, the session mines in {} mode instead of \
+                                 {}: it is connected to another kind of container",
+                                topology.session_mode.as_str(),
+                                self.read.session_mode.as_str()
                             ),
                         )));
                     }

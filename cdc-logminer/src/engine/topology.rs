@@ -172,15 +172,15 @@ mod tests {
         for role in &roles {
             for open in &opens {
                 for capture in [CaptureMode::Online, CaptureMode::ArchiveOnly] {
-                    let expected = match (role, open, capture) {
-                        (R::Primary, O::ReadWrite, _) => true,
-                        (
-                            R::PhysicalStandby,
-                            O::ReadOnly | O::ReadOnlyWithApply,
-                            CaptureMode::ArchiveOnly,
-                        ) => true,
-                        _ => false,
-                    };
+                    let expected = matches!(
+                        (role, open, capture),
+                        (R::Primary, O::ReadWrite, _)
+                            | (
+                                R::PhysicalStandby,
+                                O::ReadOnly | O::ReadOnlyWithApply,
+                                CaptureMode::ArchiveOnly,
+                            )
+                    );
                     let got = check_role(&identity(role.clone(), open.clone()), capture);
                     assert_eq!(got.is_ok(), expected, "{role:?} {open:?} {capture:?}");
                     if let Err(e) = got {

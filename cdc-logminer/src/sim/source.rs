@@ -376,6 +376,10 @@ impl SimSource {
                     .into(),
             )
         };
+        if let Some(Fault::MissingLogFile) = self.faults.front() {
+            self.faults.pop_front();
+            return Err(missing());
+        }
         let (start, end) = (window.start_scn, window.end_scn());
         let mut logs = Vec::new();
         for (index, log) in self.db.logs.iter().enumerate() {

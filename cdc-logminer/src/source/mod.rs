@@ -244,6 +244,16 @@ pub enum SessionMode {
     Range,
 }
 
+impl SessionMode {
+    /// The `cdc.mining.mode` value that names it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SessionMode::Logs => "logs",
+            SessionMode::Range => "range",
+        }
+    }
+}
+
 /// The LogMiner session's redo: a window of whole logs, started at the first SCN of the first.
 /// In [`SessionMode::Range`] the logs are not added: they bound the SCN range
 /// ([`MiningWindow::end_scn`]), and the inventory they come from still proves the redo

@@ -173,6 +173,18 @@ impl SimDatabase {
         self.config.open_mode = open_mode;
     }
 
+    /// The next connection lands in another container: `pdb` (one of the PDBs), or the CDB
+    /// root for `None`.
+    pub fn set_session_pdb(&mut self, pdb: Option<String>) -> Result<(), SimError> {
+        if let Some(name) = &pdb
+            && !self.config.pdbs.contains(name)
+        {
+            return Err(SimError::Scenario(format!("no PDB named {name}")));
+        }
+        self.config.session_pdb = pdb;
+        Ok(())
+    }
+
     /// A physical standby's apply catches up (or falls behind): the newest `logs` archived
     /// logs of each thread are not applied.
     pub fn set_standby_apply_lag_logs(&mut self, logs: u32) {
