@@ -48,6 +48,7 @@ use super::clock::SimClock;
 use super::model::SimTable;
 use super::rng::SimRng;
 use super::truth::GroundTruth;
+use crate::source::{DatabaseRole, OpenMode};
 use locks::RowKey;
 
 /// A container: the database itself (non-CDB) or one PDB.
@@ -86,6 +87,14 @@ pub struct SimDatabase {
 impl SimDatabase {
     /// A database as `config` describes it, with its tables created at SCN 1000-ish.
     pub fn new(config: SimConfig) -> Result<SimDatabase, SimError> {
+        if let Some(pdb) = &config.session_pdb
+            && !config.pdbs.contains(pdb)
+        {
+            return Err(SimError::Scenario(format!(
+                "the session's PDB {pdb} is not one of the database's PDBs ({})",
+                config.pdbs.join(", ")
+            )));
+        }
         let mut rng = SimRng::new(config.seed);
         let clock_offset = rng.below(3600);
         let dbid = 1_000_000_000 + rng.below(3_000_000_000);
@@ -156,6 +165,39 @@ impl SimDatabase {
     /// The configuration it was made with.
     pub fn config(&self) -> &SimConfig {
         &self.config
+    }
+
+    /// A role change (a switchover, a standby converted): what V$DATABASE reports from now on.
+    pub fn set_role(&mut self, role: DatabaseRole, open_mode: OpenMode) {
+        self.config.role = role;
+        self.config.open_mode = open_mode;
+    }
+
+    /// The next connection lands in another container: `pdb` (one of the PDBs), or the CDB
+    /// root for `None`.
+    pub fn set_session_pdb(&mut self, pdb: Option<String>) -> Result<(), SimError> {
+        if let Some(name) = &pdb
+            && !self.config.pdbs.contains(name)
+        {
+            return Err(SimError::Scenario(format!("no PDB named {name}")));
+        }
+        self.config.session_pdb = pdb;
+        Ok(())
+    }
+
+    /// A physical standby's apply catches up (or falls behind): the newest `logs` archived
+    /// logs of each thread are not applied.
+    pub fn set_standby_apply_lag_logs(&mut self, logs: u32) {
+        self.config.standby_apply_lag_logs = logs;
+    }
+
+    /// The container of the PDB the session is connected to, if it is connected to one.
+    pub fn session_container(&self) -> Option<ConId> {
+        let pdb = self.config.session_pdb.as_deref()?;
+        self.containers
+            .iter()
+            .find(|c| c.name.as_deref() == Some(pdb))
+            .map(|c| c.con)
     }
 
     /// The highest SCN handed out.

@@ -18,8 +18,8 @@ use super::sql::{self, Bind, Statement};
 use crate::source::{
     ActiveTransaction, CaptureMode, CapturedObject, DatabaseIdentity, DatabaseRole, LogFile,
     LogInventoryQuery, LogLocation, LogStatus, MineSummary, MiningQuery, MiningWindow, NlsSettings,
-    OpenMode, PdbInfo, RedoBound, RedoSource, RowSink, SegmentKind, SessionRef, SourceError,
-    TableFilter,
+    OpenMode, PdbInfo, RedoBound, RedoSource, RowSink, SegmentKind, SessionMode, SessionRef,
+    SourceError, TableFilter,
 };
 
 fn driver(e: oracle::Error) -> SourceError {
@@ -172,7 +172,19 @@ impl RedoSource for OracleSource {
             enabled_threads: Vec::new(),
             is_cdb,
             open_pdbs: Vec::new(),
+            session_pdb: None,
+            valid_archive_destinations: Vec::new(),
         };
+        if let Some(r) = self.rows(sql::SESSION_CONTAINER, &[])?.first() {
+            // SYS_CONTEXT answers text: CON_ID 0 in a non-CDB, 1 at the root, above in a PDB
+            let con_id: String = col(r, 0)?;
+            if con_id.trim().parse::<u32>().is_ok_and(|id| id > 1) {
+                identity.session_pdb = col(r, 1)?;
+            }
+        }
+        for r in self.rows(sql::ARCHIVE_DESTINATIONS, &[])? {
+            identity.valid_archive_destinations.push(col(&r, 1)?);
+        }
         for r in self.rows(sql::ENABLED_THREADS, &[])? {
             identity.enabled_threads.push(RedoThread(col(&r, 0)?));
         }
@@ -538,6 +550,15 @@ impl RedoSource for OracleSource {
     }
 
     fn start_session(&mut self, window: &MiningWindow) -> Result<(), SourceError> {
+        if window.mode == SessionMode::Range {
+            // an end beyond the current SCN is accepted; Oracle's "highest possible SCN" of
+            // the CURRENT log does not fit a signed bind, so it is capped there
+            let end = i64::try_from(window.end_scn().get()).unwrap_or(i64::MAX);
+            return self.exec(
+                sql::START_LOGMNR_RANGE,
+                &[Bind::Int(window.start_scn.get() as i64), Bind::Int(end)],
+            );
+        }
         for (i, log) in window.logs.iter().enumerate() {
             let name = log.name.clone().ok_or_else(|| SourceError::Invalid {
                 message: format!("log {}/{} has no file name", log.thread, log.sequence),
