@@ -219,3 +219,73 @@ fn the_live_workload_with_alters_equals_truth_over_seeds() {
         "only {lagged} seeds mined rows older than an ALTER to the end"
     );
 }
+
+/// A DDL statement on a captured table that the classifier cannot place stops the task with
+/// CDC-6002, naming the table, the SCN and the statement: the layout may have changed. The
+/// runbook's recovery, when the layout did not change, moves the resume point past the DDL
+/// (its SCN + 1, no redo address); the task then goes on with the rows after it.
+#[test]
+fn an_unclassifiable_ddl_stops_and_the_runbook_resumes_past_it() {
+    let json = format!(
+        r#"{{"name": "unplaced-ddl", "database": {{"seed": 33}}, "events": [
+      {TABLE},
+      {{"event": "insert", "session": "s1", "table": "APP.LAG", "values": {{"ID": 1, "V": "before"}}}},
+      {{"event": "commit", "session": "s1"}},
+      {{"event": "ddl", "table": "APP.LAG", "sql": "ALTER TABLE \"APP\".\"LAG\" FROBNICATE QUICKLY"}},
+      {{"event": "insert", "session": "s1", "table": "APP.LAG", "values": {{"ID": 2, "V": "after"}}}},
+      {{"event": "commit", "session": "s1"}}
+    ]}}"#
+    );
+    let spill = tempfile::tempdir().unwrap();
+    let clock = ManualClock::default();
+    let mut source = Scenario::from_json(&json).unwrap().into_source(0).unwrap();
+    source.advance(SETUP).unwrap();
+    let mut engine =
+        CaptureEngine::open(source, settings(&spill), None, Box::new(clock.clone())).unwrap();
+    while engine.source_mut().advance(64).unwrap() {}
+    let mut records = Vec::new();
+    let error = run_until_quiet(&mut engine, &clock, &mut records, 3).unwrap_err();
+    let cdc = error.cdc().unwrap();
+    let ddl = engine
+        .source()
+        .database()
+        .truth()
+        .ddl
+        .last()
+        .unwrap()
+        .clone();
+    assert_eq!(cdc.code(), CdcCode::UnsupportedDdl, "{cdc}");
+    let message = cdc.to_string();
+    assert!(message.contains("APP.LAG"), "{message}");
+    assert!(message.contains(&ddl.scn.to_string()), "{message}");
+    assert!(message.contains("FROBNICATE"), "{message}");
+    let before: Vec<_> = versions(&records)
+        .into_iter()
+        .map(|(_, id, _)| id)
+        .collect();
+    assert_eq!(
+        before.len(),
+        1,
+        "the row before the DDL went out: {before:?}"
+    );
+
+    // the runbook: resume_scn = the DDL's SCN + 1, resume_rs_id and resume_ssn removed
+    let mut position = records.last().unwrap().position.as_ref().clone();
+    position.resume = cdc_offset::ResumePoint {
+        scn: cdc_core::Scn(ddl.scn.0 + 1),
+        addr: None,
+    };
+    let db = engine.source().database().clone();
+    let mut engine = CaptureEngine::open(
+        cdc_logminer::sim::SimSource::new(db),
+        settings(&spill),
+        Some(position),
+        Box::new(clock.clone()),
+    )
+    .unwrap();
+    let mut after = Vec::new();
+    run_until_quiet(&mut engine, &clock, &mut after, 3).unwrap();
+    let ids: Vec<_> = versions(&after).into_iter().map(|(_, id, _)| id).collect();
+    assert_eq!(ids.len(), 1, "only the row after the DDL: {ids:?}");
+    assert_ne!(ids, before);
+}

@@ -276,11 +276,13 @@ impl<S: RedoSource> CaptureEngine<S> {
                 Err(error) => self.decode_failure(row, key, error, sink),
             },
             Operation::Ddl => {
-                // a first start reads its window from the start of the log holding its SCN:
-                // the layouts it read at start already have the DDL before that SCN, and
-                // applying it again would take the dictionary's newest layout for the rows
-                // that follow it
+                // a start without a resume address reads its window from the start of the
+                // log holding its SCN: the layouts it read at start already have the DDL
+                // before that SCN, and applying it again would take the dictionary's newest
+                // layout for the rows that follow it (or stop again at a DDL an operator
+                // moved the offset past)
                 if let Ok(Decoded::Ddl(info)) = &decoded
+                    && row.scn >= self.schemas.ddl_from
                     && self.keeps_row(key, row.scn)
                 {
                     self.apply_ddl(row, info)?;

@@ -2,7 +2,7 @@
 //! the versions an earlier run published, and the ops events of DDL.
 
 use super::*;
-use crate::decode::ColumnChange;
+use crate::decode::{ColumnChange, OtherDdl};
 use cdc_core::ColumnType;
 
 /// How long before the resume SCN's time a table's last DDL may be and still explain a stored
@@ -71,6 +71,23 @@ impl SchemaVersions {
                 number,
             ),
         }
+    }
+}
+
+/// `[PDB.]OWNER.TABLE` of the table a DDL row names.
+fn ddl_table_name(row: &MinedRow, info: &DdlInfo) -> String {
+    let Some(table) = info.table.as_ref() else {
+        return String::new();
+    };
+    let owner = table
+        .owner
+        .clone()
+        .or_else(|| row.seg_owner.clone())
+        .unwrap_or_default();
+    let id = TableId::new(owner, table.name.clone());
+    match row.src_con_name.as_ref().filter(|p| *p != "CDB$ROOT") {
+        Some(pdb) => id.in_pdb(pdb.clone()).to_string(),
+        None => id.to_string(),
     }
 }
 
@@ -379,6 +396,23 @@ impl<S: RedoSource> CaptureEngine<S> {
                 self.side.ops.extend(events);
                 Ok(())
             }
+            // the layout may have changed, and the rows after it would be decoded with a
+            // stale one
+            DdlKind::Other(OtherDdl::Unrecognised) => Err(CdcError::new(
+                CdcCode::UnsupportedDdl,
+                format!(
+                    "a DDL statement on captured table {} at SCN {} (transaction {}) is of a \
+                     kind the connector cannot place, so it cannot tell whether the table's \
+                     layout changed: {}",
+                    ddl_table_name(row, info),
+                    row.scn,
+                    row.xid,
+                    ddl_text_shown(row.sql_redo.as_deref().unwrap_or(""))
+                        .chars()
+                        .take(300)
+                        .collect::<String>()
+                ),
+            )),
             DdlKind::Truncate | DdlKind::Other(_) => Ok(()),
         }
     }

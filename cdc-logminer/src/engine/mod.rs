@@ -175,6 +175,9 @@ struct SchemaState {
     published: PublishedSchemas,
     /// The database's character sets, for the internal form of generic rows' text.
     charsets: Arc<Charsets>,
+    /// The resume SCN at start: the layouts read then already hold every DDL before it, so a
+    /// DDL row below it (mined again from the start of its log) is not applied again.
+    ddl_from: Scn,
 }
 
 /// Side records waiting for the next record to go out.

@@ -175,6 +175,7 @@ impl<S: RedoSource> CaptureEngine<S> {
         *buffer.ledger_mut() = position.released_xids.clone();
         let mut published = settings.published.clone();
         published.prune(position.resume.scn);
+        let ddl_from = position.resume.scn;
         let mut engine = CaptureEngine {
             read: ReadState {
                 cursor,
@@ -210,6 +211,7 @@ impl<S: RedoSource> CaptureEngine<S> {
                 next_version: HashMap::new(),
                 published,
                 charsets,
+                ddl_from,
             },
             side: SideRecords::default(),
             orphans: OrphanDetector::new(settings.orphan, now),

@@ -391,6 +391,12 @@ impl SimDatabase {
         )
     }
 
+    /// A DDL statement that leaves the table as it is, with its text as given.
+    pub(super) fn other_ddl(&mut self, table: &str, sql: &str) -> Result<(), SimError> {
+        let sql = sql.to_owned();
+        self.alter_table(table, &|_| sql.clone(), |_, _, _, _| Ok(()))
+    }
+
     /// `TRUNCATE TABLE`: the rows go without row changes in the redo.
     pub(super) fn truncate(&mut self, table: &str) -> Result<(), SimError> {
         self.alter_table(table, &|q| format!("TRUNCATE TABLE {q}"), |t, _, _, _| {

@@ -129,6 +129,12 @@ pub enum DbOp<V = Value> {
     DropTable {
         table: String,
     },
+    /// A DDL statement on a table that changes nothing the simulator models (its layout, rows
+    /// and objects stay): the text as given, in the redo like any DDL.
+    Ddl {
+        table: String,
+        sql: String,
+    },
     Truncate {
         table: String,
     },
@@ -302,6 +308,7 @@ impl SimDatabase {
             DbOp::DropUnusedColumns { table } => self.drop_unused_columns(table),
             DbOp::ModifyColumn { table, column } => self.modify_column(table, column),
             DbOp::DropTable { table } => self.drop_table(table),
+            DbOp::Ddl { table, sql } => self.other_ddl(table, sql),
             DbOp::Truncate { table } => self.truncate(table),
             DbOp::AddPartition {
                 table,
