@@ -338,9 +338,18 @@ impl<S: RedoSource> CaptureEngine<S> {
         })
     }
 
-    pub(super) fn keeps_row(&self, key: ConXid, scn: Scn) -> bool {
+    /// The first-start rule for a row. A transaction whose START row the engine has not seen
+    /// starts, for the rule, at its first row seen: LogMiner can give a START row with an
+    /// all-zero XID, which names no transaction, and the rule would otherwise drop the rows
+    /// below the floor of a transaction that began after the start's list was read. One that
+    /// began before it and is not listed ended before the list, so its commit is below the
+    /// floor and skipped whole either way.
+    pub(super) fn keeps_row(&mut self, key: ConXid, scn: Scn) -> bool {
         match &self.commit.first_start {
-            Some(rule) => rule.keeps_row(key, scn, self.commit.start_scns.get(&key).copied()),
+            Some(rule) => {
+                let start = *self.commit.start_scns.entry(key).or_insert(scn);
+                rule.keeps_row(key, scn, Some(start))
+            }
             None => true,
         }
     }
