@@ -112,7 +112,10 @@ fn inspect(line: &str) -> Result<Json, String> {
     let mut out = Map::new();
     out.insert(
         "table".into(),
-        Json::String(format!("{}.{}", stmt.owner.name(), stmt.table.name())),
+        Json::String(match stmt.owner {
+            Some(owner) => format!("{}.{}", owner.name(), stmt.table.name()),
+            None => stmt.table.name().into_owned(),
+        }),
     );
     out.insert("op".into(), Json::String(op.into()));
     out.insert("before".into(), before);
@@ -154,6 +157,11 @@ pub fn literal(value: &Literal<'_>) -> Json {
                 "concat".into(),
                 Json::Array(c.parts().map(|p| literal(&p)).collect()),
             );
+            Json::Object(out)
+        }
+        Literal::Json(j) => {
+            let mut out = Map::new();
+            out.insert("json".into(), literal(&j.value()));
             Json::Object(out)
         }
         Literal::Unsupported => {

@@ -161,7 +161,7 @@ pub fn is_generic_column_name(name: &str) -> bool {
 
 /// `"UNKNOWN"."OBJ# 45522"`: the table LogMiner names without a dictionary entry.
 fn is_generic_table(stmt: &Statement<'_>) -> bool {
-    stmt.owner.raw() == "UNKNOWN" || stmt.table.raw().starts_with("OBJ# ")
+    stmt.owner.is_some_and(|o| o.raw() == "UNKNOWN") || stmt.table.raw().starts_with("OBJ# ")
 }
 
 fn names_generic(stmt: &Statement<'_>, table: &DecodeTable) -> bool {
@@ -250,9 +250,12 @@ fn change_of(
         _ => return Err(fail(DecodeReason::UnexpectedStatus)),
     }
     let layout = table.layout();
-    if stmt.owner.name() != layout.table.owner.as_str()
-        || stmt.table.name() != layout.table.table.as_str()
-    {
+    // a statement that names no owner is read with the row's SEG_OWNER
+    let owner_matches = match stmt.owner {
+        Some(owner) => owner.name() == layout.table.owner.as_str(),
+        None => row.seg_owner.as_deref() == Some(layout.table.owner.as_str()),
+    };
+    if !owner_matches || stmt.table.name() != layout.table.table.as_str() {
         return Err(fail(DecodeReason::TableMismatch));
     }
     let images = Images {
@@ -475,6 +478,7 @@ fn literal_text(literal: &Literal<'_>) -> String {
             let parts: Vec<String> = c.parts().map(|a| literal_text(&a)).collect();
             parts.join(" || ")
         }
+        Literal::Json(j) => format!("/* JSON */ {}", literal_text(&j.value())),
     }
 }
 
