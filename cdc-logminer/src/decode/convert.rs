@@ -1537,6 +1537,54 @@ mod tests {
         }
     }
 
+    /// `check_literal` refuses a function's literal exactly where converting it for the type
+    /// its function is written for refuses it.
+    #[test]
+    fn check_literal_agrees_with_the_functions_own_type() {
+        let texts = [
+            "HEXTORAW('00ff')",
+            "HEXTORAW('0ff')",
+            "HEXTORAW('0g')",
+            "HEXTORAW('00') || HEXTORAW('f')",
+            r"UNISTR('\00e9')",
+            r"UNISTR('\00e')",
+            r"UNISTR('\d83d')",
+            r"UNISTR('\d83d') || UNISTR('\de00')",
+            "TO_DATE('2026-02-28 13:45:59', 'YYYY-MM-DD HH24:MI:SS')",
+            "TO_DATE('-2026-02-28 13:45:59', 'YYYY-MM-DD HH24:MI:SS')",
+            "TO_DATE('-2026-02-28 13:45:59', 'SYYYY-MM-DD HH24:MI:SS')",
+            "TO_DATE('2026-02-28 13:45:59.5', 'YYYY-MM-DD HH24:MI:SS')",
+            "TO_DATE('2026-02-29 13:45:59')",
+            "TO_DATE('2026-02-28 13:45:59', 'DD-MON-RR')",
+            "TO_TIMESTAMP('2026-02-28 13:45:59.123456789')",
+            "TO_TIMESTAMP('2026-02-28 13:45:59.1234567890')",
+            "TO_TIMESTAMP('+2026-02-28 13:45:59')",
+            "TO_YMINTERVAL('+0001-11')",
+            "TO_YMINTERVAL('+0001-12')",
+            "TO_DSINTERVAL('+1 23:59:59.999999999')",
+            "TO_DSINTERVAL('+1 24:00:00')",
+        ];
+        for text in texts {
+            let sql = format!(r#"insert into "O"."T"("C") values ({text})"#);
+            let stmt = parse_statement(&sql).unwrap();
+            let literal = stmt.assignments()[0].value;
+            let ty = match text.split('(').next().unwrap() {
+                "HEXTORAW" => ColumnType::Raw,
+                "UNISTR" => ColumnType::NVarchar2,
+                "TO_DATE" => ColumnType::Date,
+                "TO_TIMESTAMP" => ColumnType::Timestamp,
+                "TO_YMINTERVAL" => ColumnType::IntervalYm,
+                _ => ColumnType::IntervalDs,
+            };
+            let converted = convert(&literal, &ColumnDef::new("C", 1, ty));
+            assert_eq!(
+                check_literal(&literal).is_ok(),
+                converted.is_ok(),
+                "{text}: {converted:?}"
+            );
+        }
+    }
+
     #[test]
     fn binary_and_floats() {
         assert_eq!(

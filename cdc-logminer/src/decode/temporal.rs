@@ -9,10 +9,11 @@
 //!  INTERVAL DAY TO SECOND   (fixed)                           '+00005 04:03:02.123456'
 //! ```
 //!
-//! The year's sign position (`SYYYY`: a blank or `-`) is optional, so the `YYYY` forms that
-//! Debezium-style sessions produce read the same. The fraction takes 0 to 9 digits and may be
-//! a bare trailing dot (`'2020-02-01 00:00:00.'`). Nothing else is guessed: `DD-MON-RR`, the
-//! default that loses the time of day, is refused.
+//! The year's sign position (`SYYYY`: a blank or `-`, never `+`) is optional, so the `YYYY`
+//! forms that Debezium-style sessions produce read the same; a text written with `YYYY` (a
+//! `TO_DATE` format argument) has no sign position, so one with a sign is refused. The
+//! fraction takes 0 to 9 digits and may be a bare trailing dot (`'2020-02-01 00:00:00.'`).
+//! Nothing else is guessed: `DD-MON-RR`, the default that loses the time of day, is refused.
 
 use cdc_core::value::{OracleDateTime, TimeZone};
 
