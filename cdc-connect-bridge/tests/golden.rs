@@ -104,6 +104,7 @@ fn orders_layout() -> Arc<TableLayout> {
         key: vec!["ORDER_ID".into()],
         key_source: KeySource::PrimaryKey,
         supplemental: Default::default(),
+        segment: Vec::new(),
     })
 }
 
@@ -201,6 +202,7 @@ fn keyless_table_in_rowid_mode_and_split() {
         key: vec![],
         key_source: KeySource::None,
         supplemental: Default::default(),
+        segment: Vec::new(),
     });
     let commit = commit(0, None, 2);
     let mut records = Vec::new();
@@ -436,6 +438,7 @@ fn schema_records(schemas: &str) -> String {
         key: vec![],
         key_source: KeySource::None,
         supplemental: SupplementalLogging::default(),
+        segment: Vec::new(),
     });
     let kinds = vec![
         RecordKind::Schema(SchemaChange::Version(v1)),

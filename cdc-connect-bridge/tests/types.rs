@@ -348,6 +348,7 @@ fn keys_by_precedence() {
             key: key.into_iter().map(str::to_owned).collect(),
             key_source: source,
             supplemental: Default::default(),
+            segment: Vec::new(),
         })
     };
     use cdc_connect_bridge::{BridgeError, KeyPlan, TableFormat};
@@ -405,6 +406,7 @@ fn avro_name_adjustment_and_collisions() {
         key: vec!["ID".into()],
         key_source: cdc_core::table::KeySource::PrimaryKey,
         supplemental: Default::default(),
+        segment: Vec::new(),
     });
     let err = cdc_connect_bridge::TableFormat::prepare(&s, layout.clone()).unwrap_err();
     assert_eq!(err.code(), cdc_core::CdcCode::NameCollision);

@@ -33,7 +33,7 @@ use std::fmt;
 pub use choices::{
     CaptureMode, DecimalMode, DecodeErrorAction, ExactlyOnceSupport, KeyMissing, LobMode,
     LobOversizeAction, MaxAgeAction, MiningMode, NameAdjustment, OrphanAction, OutputFormat,
-    SnapshotMode, SourceKind, TemporalMode, TransactionBoundary,
+    SimOpenMode, SimRole, SnapshotMode, SourceKind, TemporalMode, TransactionBoundary,
 };
 pub use error::{ConfigError, ConfigErrors, ConfigWarning, ParseError, Problem, WarningKind};
 pub use keys::{

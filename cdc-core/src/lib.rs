@@ -20,7 +20,7 @@ pub use error::{CdcClass, CdcCode, CdcError};
 pub use ops::{DlqKind, OpsEvent, OpsKind};
 pub use position::{ConId, ConXid, ObjectId, PositionError, RedoAddr, RedoThread, RsId, Scn, Xid};
 pub use table::{
-    ColumnDef, ColumnType, KeySource, SupplementalLogging, TableId, TableLayout, UniqueIndex,
-    choose_key,
+    ColumnDef, ColumnType, KeySource, SegmentSlot, SupplementalLogging, TableId, TableLayout,
+    UniqueIndex, choose_key,
 };
 pub use value::{Decimal, IntervalNanos, OracleDateTime, TimeZone, Value};

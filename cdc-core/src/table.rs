@@ -320,9 +320,47 @@ pub struct TableLayout {
     pub key_source: KeySource,
     #[serde(default)]
     pub supplemental: SupplementalLogging,
+    /// The table's segment columns in SEGMENT_COLUMN_ID order, from 1: for each, the index into
+    /// `columns` of the column it stores, or `None` for one the layout does not show (a hidden
+    /// column, or one SET UNUSED and not yet dropped). The generic `"COL n"` names of a row
+    /// older than a later DDL count these. Empty when the dictionary gave no segment order:
+    /// segment column n is then the column with COLUMN_ID n.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub segment: Vec<Option<u16>>,
+}
+
+/// What segment column n of a layout stores.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SegmentSlot {
+    /// The column at this index of `columns`.
+    Column(usize),
+    /// A column the layout does not show (hidden, or unused): its value is no part of a change.
+    Hidden,
+    /// No segment column has this number in the layout.
+    Beyond,
 }
 
 impl TableLayout {
+    /// What segment column `n` (1-based, as in `"COL n"`) stores.
+    pub fn segment_column(&self, n: u16) -> SegmentSlot {
+        if n == 0 {
+            return SegmentSlot::Beyond;
+        }
+        if self.segment.is_empty() {
+            return match self.columns.iter().position(|c| c.position == n) {
+                Some(at) => SegmentSlot::Column(at),
+                None => SegmentSlot::Beyond,
+            };
+        }
+        match self.segment.get(usize::from(n) - 1) {
+            Some(Some(at)) if usize::from(*at) < self.columns.len() => {
+                SegmentSlot::Column(usize::from(*at))
+            }
+            Some(_) => SegmentSlot::Hidden,
+            None => SegmentSlot::Beyond,
+        }
+    }
+
     /// The index (into `columns`) of a column by its exact dictionary name.
     pub fn column_index(&self, name: &str) -> Option<usize> {
         self.columns.iter().position(|c| c.name == name)
@@ -340,6 +378,40 @@ impl TableLayout {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn segment_columns_count_hidden_ones_and_default_to_column_ids() {
+        let mut layout = TableLayout {
+            table: TableId::new("APP", "T"),
+            version: 1,
+            valid_from: Scn(1),
+            columns: vec![
+                ColumnDef::new("A", 1, ColumnType::Number),
+                ColumnDef::new("C", 2, ColumnType::Varchar2),
+            ],
+            key: Vec::new(),
+            key_source: KeySource::None,
+            supplemental: SupplementalLogging::default(),
+            segment: Vec::new(),
+        };
+        assert_eq!(layout.segment_column(1), SegmentSlot::Column(0));
+        assert_eq!(layout.segment_column(2), SegmentSlot::Column(1));
+        assert_eq!(layout.segment_column(3), SegmentSlot::Beyond);
+        assert_eq!(layout.segment_column(0), SegmentSlot::Beyond);
+        // B was SET UNUSED: it keeps segment column 2, C is the third
+        layout.segment = vec![Some(0), None, Some(1)];
+        assert_eq!(layout.segment_column(1), SegmentSlot::Column(0));
+        assert_eq!(layout.segment_column(2), SegmentSlot::Hidden);
+        assert_eq!(layout.segment_column(3), SegmentSlot::Column(1));
+        assert_eq!(layout.segment_column(4), SegmentSlot::Beyond);
+        // an older layout without the field still reads
+        let json = serde_json::to_value(&layout).unwrap();
+        let mut old = json.clone();
+        old.as_object_mut().unwrap().remove("segment");
+        let read: TableLayout = serde_json::from_value(old).unwrap();
+        assert!(read.segment.is_empty());
+        assert_eq!(serde_json::from_value::<TableLayout>(json).unwrap(), layout);
+    }
 
     #[test]
     fn quoting_and_names() {
@@ -430,6 +502,7 @@ mod tests {
             key: vec!["ID".into()],
             key_source: KeySource::PrimaryKey,
             supplemental: Default::default(),
+            segment: Vec::new(),
         };
         assert_eq!(layout.column_index("NAME"), Some(1));
         assert_eq!(layout.column_index("name"), None);

@@ -40,6 +40,10 @@ const REFERENCE: &[(&str, Expected)] = &[
     ("cdc.sim.scenario", NoLiteral),
     ("cdc.sim.changes", Value("10000")),
     ("cdc.sim.backlog", Value("false")),
+    ("cdc.sim.database.role", Value("primary")),
+    ("cdc.sim.open.mode", Value("read_write")),
+    ("cdc.sim.standby.apply.lag.logs", Value("0")),
+    ("cdc.sim.session.pdb", NoLiteral),
     ("cdc.database.host", NoLiteral),
     ("cdc.database.port", Value("1521")),
     ("cdc.database.service", NoLiteral),
@@ -286,6 +290,19 @@ fn choices_list_the_enum_spellings() {
         ("cdc.source", SourceKind::ALLOWED),
         ("cdc.capture.mode", &["online", "archive_only"]),
         ("cdc.mining.mode", &["logs", "range", "auto"]),
+        (
+            "cdc.sim.database.role",
+            &[
+                "primary",
+                "physical_standby",
+                "logical_standby",
+                "snapshot_standby",
+            ],
+        ),
+        (
+            "cdc.sim.open.mode",
+            &["read_write", "read_only", "read_only_with_apply", "mounted"],
+        ),
         ("cdc.lob.mode", &["skip", "inline", "reselect"]),
         (
             "cdc.snapshot.mode",
@@ -338,6 +355,13 @@ fn a_minimal_file_gets_every_default() {
     assert_eq!(config.source, SourceKind::Oracle);
     assert_eq!(config.sim.seed, 1);
     assert_eq!(config.sim.changes, 10_000);
+    assert_eq!(config.sim.role, cdc_core::config::SimRole::Primary);
+    assert_eq!(
+        config.sim.open_mode,
+        cdc_core::config::SimOpenMode::ReadWrite
+    );
+    assert_eq!(config.sim.standby_apply_lag_logs, 0);
+    assert_eq!(config.sim.session_pdb, None);
 
     let login = config.database.login.as_ref().unwrap();
     assert_eq!(

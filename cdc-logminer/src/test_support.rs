@@ -32,6 +32,7 @@ pub fn layout(
         key: key.iter().map(|k| (*k).to_owned()).collect(),
         key_source: KeySource::PrimaryKey,
         supplemental: Default::default(),
+        segment: Vec::new(),
     })
 }
 

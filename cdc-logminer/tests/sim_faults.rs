@@ -12,8 +12,8 @@ use cdc_logminer::sim::{
     DbOp, Fault, Scenario, SimConfig, SimDatabase, SimSource, SourceCall, Workload, WorkloadConfig,
 };
 use cdc_logminer::source::{
-    CaptureMode, LogInventoryQuery, LogLocation, MiningWindow, RedoBound, RedoSource, SessionRef,
-    SourceError,
+    CaptureMode, LogInventoryQuery, LogLocation, MiningWindow, RedoBound, RedoSource, SessionMode,
+    SessionRef, SourceError,
 };
 
 fn source(seed: u64) -> SimSource {
@@ -149,6 +149,7 @@ fn missing_log_file_is_ora_01291() {
     let window = MiningWindow {
         logs: logs[1..].to_vec(),
         start_scn: logs[0].first_scn,
+        mode: SessionMode::Logs,
     };
     assert_eq!(code(&s.start_session(&window).unwrap_err()), 1291);
 }
@@ -311,6 +312,7 @@ fn session_errors_are_oracles() {
         .start_session(&MiningWindow {
             logs: vec![],
             start_scn: Scn(1),
+            mode: SessionMode::Logs,
         })
         .unwrap_err();
     assert_eq!(code(&e), 1292);
@@ -318,6 +320,7 @@ fn session_errors_are_oracles() {
     let dup = MiningWindow {
         logs: vec![logs[0].clone(), logs[0].clone()],
         start_scn: logs[0].first_scn,
+        mode: SessionMode::Logs,
     };
     assert_eq!(code(&s.start_session(&dup).unwrap_err()), 1289);
     s.start_session(&whole_window(&logs)).unwrap();

@@ -237,6 +237,7 @@ mod tests {
                 all_columns: true,
                 primary_key: false,
             },
+            segment: Vec::new(),
         }
     }
 

@@ -92,6 +92,7 @@ pub fn all_types_layout(table: TableId) -> Arc<TableLayout> {
         key: vec!["ID".into()],
         key_source: KeySource::PrimaryKey,
         supplemental: Default::default(),
+        segment: Vec::new(),
     })
 }
 

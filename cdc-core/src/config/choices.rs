@@ -56,6 +56,26 @@ choice! {
 }
 
 choice! {
+    /// `cdc.sim.database.role`: the role the simulated database reports.
+    SimRole {
+        Primary = "primary",
+        PhysicalStandby = "physical_standby",
+        LogicalStandby = "logical_standby",
+        SnapshotStandby = "snapshot_standby",
+    }
+}
+
+choice! {
+    /// `cdc.sim.open.mode`: the open mode the simulated database reports.
+    SimOpenMode {
+        ReadWrite = "read_write",
+        ReadOnly = "read_only",
+        ReadOnlyWithApply = "read_only_with_apply",
+        Mounted = "mounted",
+    }
+}
+
+choice! {
     /// `exactly.once.support`: what the connector asks of the Connect worker.
     ExactlyOnceSupport {
         Requested = "requested",

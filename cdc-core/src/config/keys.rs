@@ -6,7 +6,7 @@
 use super::choices::{
     CaptureMode, DecimalMode, DecodeErrorAction, ExactlyOnceSupport, KeyMissing, LobMode,
     LobOversizeAction, MaxAgeAction, MiningMode, NameAdjustment, OrphanAction, OutputFormat,
-    SnapshotMode, SourceKind, TemporalMode, TransactionBoundary,
+    SimOpenMode, SimRole, SnapshotMode, SourceKind, TemporalMode, TransactionBoundary,
 };
 
 /// The documentation section a key belongs to; also the order of the generated document.
@@ -502,6 +502,8 @@ const CONNECT_OPTIONS: &str =
     "cdc-logminer/src/source/configured.rs::database_keys_reach_the_connect_options";
 const SIM_KEYS: &str =
     "cdc-logminer/src/source/configured.rs::sim_keys_shape_the_simulated_database";
+const SIM_TOPOLOGY: &str =
+    "cdc-logminer/tests/engine_topology.rs::each_role_and_open_mode_against_the_topology_table";
 const SIDE_TOPICS: &str =
     "cdc-connect-bridge/tests/config_keys.rs::side_topics_follow_the_topic_keys";
 const RECORD_KEYS: &str = "cdc-connect-bridge/tests/config_keys.rs::record_keys_shape_the_records";
@@ -592,6 +594,18 @@ pub static KEYS: &[KeySpec] = &[
     KeySpec::new("cdc.sim.backlog", G::Source, K::Boolean, Value("false"),
         "Run the whole workload before capture starts: the connector catches up on a backlog.")
         .shown_by(&[SIM_KEYS]),
+    KeySpec::new("cdc.sim.database.role", G::Source, K::Choice(SimRole::ALLOWED), Value("primary"),
+        "Role the simulated database reports (V$DATABASE.DATABASE_ROLE); the connector refuses the roles it cannot capture (CDC-5001).")
+        .shown_by(&[SIM_KEYS, SIM_TOPOLOGY]),
+    KeySpec::new("cdc.sim.open.mode", G::Source, K::Choice(SimOpenMode::ALLOWED), Value("read_write"),
+        "Open mode the simulated database reports (V$DATABASE.OPEN_MODE).")
+        .shown_by(&[SIM_KEYS, SIM_TOPOLOGY]),
+    KeySpec::new("cdc.sim.standby.apply.lag.logs", G::Source, int(0, 1_000_000), Value("0"),
+        "On a simulated physical standby, how many of the newest archived logs are not applied yet; mining stays below the applied SCN.")
+        .shown_by(&[SIM_KEYS, "cdc-logminer/tests/engine_topology.rs::a_standby_is_mined_up_to_its_applied_scn"]),
+    KeySpec::new("cdc.sim.session.pdb", G::Source, K::Name, Unset,
+        "The simulated database is a CDB with this one PDB and the session is connected to it: ADD_LOGFILE fails with ORA-65040, mining by SCN range works.")
+        .shown_by(&[SIM_KEYS, "cdc-logminer/tests/engine_topology.rs::auto_mines_by_range_in_a_pdb"]),
     // Database
     KeySpec::new("cdc.database.url", G::Database, K::DatabaseUrl,
         Conditional("when cdc.source=oracle, unless cdc.database.host is set"),
@@ -657,9 +671,10 @@ pub static KEYS: &[KeySpec] = &[
         "Archive destination whose copies are mined.")
         .shown_by(&[ENGINE_SETTINGS, "cdc-logminer/tests/sim_faults.rs::archive_only_lists_archived_copies_at_one_destination"]),
     KeySpec::new("cdc.mining.mode", G::Capture, K::Choice(MiningMode::ALLOWED), Value("auto"),
-        "`logs` adds log files, `range` mines by SCN range, `auto` uses range when connected to a PDB.")
-        .reserved("only log-file mining is built: every step adds its log files, whatever the mode, so connect to the CDB root or a non-CDB")
-        .supporting(&["auto", "logs"], "mining by SCN range alone is not built yet"),
+        "`logs` adds log files, `range` mines by SCN range without adding them, `auto` uses range when connected to a PDB and logs otherwise; `logs` in a PDB stops with CDC-5001. The log inventory is checked for gaps and purges in every mode.")
+        .shown_by(&[ENGINE_SETTINGS, "cdc-logminer/tests/engine_topology.rs::range_mode_mines_the_same_truth_as_logs_mode",
+            "cdc-logminer/tests/engine_topology.rs::auto_mines_by_range_in_a_pdb",
+            "cdc-logminer/tests/engine_topology.rs::logs_mode_in_a_pdb_is_cdc_5001"]),
     KeySpec::new("cdc.mining.target.latency.ms", G::Capture, ms(100), Value("2000"),
         "A step faster than this doubles the next window.")
         .shown_by(&[ENGINE_SETTINGS, "cdc-logminer/src/engine/window.rs::fast_steps_double_up_to_the_cap"]),
@@ -763,7 +778,7 @@ pub static KEYS: &[KeySpec] = &[
     // Decoding and record format
     KeySpec::new("cdc.on.decode.error", G::Decode, K::Choice(DecodeErrorAction::ALLOWED), Value("fail"),
         "An undecodable DML row, acted on when its transaction commits (one rolled back does not count): `fail` stops with CDC-3001; `dlq` writes it to the DLQ topic, just before the transaction's changes.")
-        .shown_by(&[ENGINE_SETTINGS, "cdc-logminer/tests/engine_policies.rs::undecodable_rows_stop_or_go_to_the_dlq"]),
+        .shown_by(&[ENGINE_SETTINGS, "cdc-logminer/tests/engine_policies.rs::dlq_records_of_a_transaction_are_sent_once_across_a_restart", "cdc-logminer/tests/engine_policies.rs::a_lag_case_row_without_an_exact_version_stops_and_never_reaches_the_dlq"]),
     KeySpec::new("cdc.output.format", G::Decode, K::Choice(OutputFormat::ALLOWED), Value("debezium"),
         "Record value layout.")
         .shown_by(&[GOLDEN_SCHEMAS]),

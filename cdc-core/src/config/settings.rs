@@ -9,7 +9,7 @@ use std::time::Duration;
 use super::choices::{
     CaptureMode, DecimalMode, DecodeErrorAction, ExactlyOnceSupport, KeyMissing, LobMode,
     LobOversizeAction, MaxAgeAction, MiningMode, NameAdjustment, OrphanAction, OutputFormat,
-    SnapshotMode, SourceKind, TemporalMode, TransactionBoundary,
+    SimOpenMode, SimRole, SnapshotMode, SourceKind, TemporalMode, TransactionBoundary,
 };
 use super::error::ConfigWarning;
 use super::secret::{Properties, Secret};
@@ -163,6 +163,15 @@ pub struct SimSettings {
     pub changes: u64,
     /// `cdc.sim.backlog`: the workload has run before capture starts.
     pub backlog: bool,
+    /// `cdc.sim.database.role` and `cdc.sim.open.mode`: the topology the database reports.
+    pub role: SimRole,
+    pub open_mode: SimOpenMode,
+    /// `cdc.sim.standby.apply.lag.logs`: on a physical standby, the newest archived logs not
+    /// applied yet.
+    pub standby_apply_lag_logs: u32,
+    /// `cdc.sim.session.pdb`: the database is a CDB with this one PDB, and the session is
+    /// connected to it.
+    pub session_pdb: Option<String>,
 }
 
 /// Where the database is.

@@ -14,7 +14,7 @@ use std::time::Duration;
 use super::choices::{
     CaptureMode, DecimalMode, DecodeErrorAction, ExactlyOnceSupport, KeyMissing, LobMode,
     LobOversizeAction, MaxAgeAction, MiningMode, NameAdjustment, OrphanAction, OutputFormat,
-    SnapshotMode, SourceKind, TemporalMode, TransactionBoundary,
+    SimOpenMode, SimRole, SnapshotMode, SourceKind, TemporalMode, TransactionBoundary,
 };
 use super::error::{ConfigError, ConfigErrors, ConfigWarning, Problem, WarningKind};
 use super::keys::{
@@ -578,6 +578,10 @@ impl<'a> Validation<'a> {
                 "cdc.sim.scenario",
                 "cdc.sim.changes",
                 "cdc.sim.backlog",
+                "cdc.sim.database.role",
+                "cdc.sim.open.mode",
+                "cdc.sim.standby.apply.lag.logs",
+                "cdc.sim.session.pdb",
             ]
             .into_iter()
             .filter(|key| self.is_given(key))
@@ -895,6 +899,10 @@ impl<'a> Validation<'a> {
                 scenario: self.path("cdc.sim.scenario"),
                 changes: self.u64("cdc.sim.changes")?,
                 backlog: self.boolean("cdc.sim.backlog")?,
+                role: self.choice("cdc.sim.database.role", SimRole::from_config)?,
+                open_mode: self.choice("cdc.sim.open.mode", SimOpenMode::from_config)?,
+                standby_apply_lag_logs: self.u32("cdc.sim.standby.apply.lag.logs")?,
+                session_pdb: self.text("cdc.sim.session.pdb"),
             },
             database: DatabaseSettings {
                 login: parts.login,

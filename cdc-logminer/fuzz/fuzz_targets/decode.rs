@@ -47,6 +47,7 @@ fn table() -> &'static DecodeTable {
             key: vec!["A".into()],
             key_source: KeySource::PrimaryKey,
             supplemental: Default::default(),
+            segment: Vec::new(),
         };
         DecodeTable::without_exclusions(Arc::new(layout))
     })

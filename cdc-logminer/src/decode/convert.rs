@@ -1007,7 +1007,7 @@ fn push_unit(unit: u16, out: &mut String, high: &mut Option<u16>) -> Result<()> 
 }
 
 /// A binary value: `HEXTORAW('…')` (or quoted hex), or a `||` concatenation of them.
-fn bytes(literal: &Literal<'_>) -> Result<Vec<u8>> {
+pub(super) fn bytes(literal: &Literal<'_>) -> Result<Vec<u8>> {
     let mut out = Vec::new();
     match literal {
         Literal::Concat(c) => {

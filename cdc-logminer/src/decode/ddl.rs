@@ -503,6 +503,343 @@ fn alter_table(lx: &mut Lexer<'_>) -> DdlInfo {
     DdlInfo::of(kind, table)
 }
 
+/// What a DDL statement does to a table's columns, as its text says: what the engine checks
+/// the layout it reads from the dictionary against, to know whether that layout is the one
+/// the statement made (the dictionary knows only its newest, and a later DDL may already be
+/// in it). The text only ever checks a layout; it never makes one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ColumnChange {
+    /// A column added at the end (`ADD`, or a column of `CREATE TABLE`), with its type as
+    /// written (`NUMBER(12,2)`, `TIMESTAMP(6) WITH TIME ZONE`).
+    Add { name: String, data_type: String },
+    /// `DROP COLUMN`: the column leaves the table and its segment.
+    Drop { name: String },
+    /// `SET UNUSED`: the column is hidden, its segment column stays.
+    SetUnused { name: String },
+    /// `DROP UNUSED COLUMNS`: the hidden columns leave the segment.
+    DropUnused,
+    /// `MODIFY`: the column keeps its place; its type, when the clause gives one.
+    Modify {
+        name: String,
+        data_type: Option<String>,
+    },
+    /// `RENAME COLUMN from TO to`.
+    Rename { from: String, to: String },
+}
+
+/// The column changes of a `CREATE TABLE` with a column list or an `ALTER TABLE`, in order
+/// (an empty list for a statement that changes no column: a constraint, supplemental
+/// logging). `None` for any other statement, or text this reader does not follow.
+pub fn column_changes(sql: &str) -> Option<Vec<ColumnChange>> {
+    let mut lx = Lexer { s: sql, pos: 0 };
+    match lx.next_lower()?.as_str() {
+        "create" => {
+            loop {
+                let word = lx.next_lower()?;
+                if word == "table" {
+                    break;
+                }
+                if !TABLE_MODIFIERS.contains(&word.as_str()) && word != "or" && word != "replace" {
+                    return None;
+                }
+            }
+            lx.table()?;
+            if !lx.eat_punct(b'(') {
+                return None;
+            }
+            let mut changes = Vec::new();
+            for def in definitions(&mut lx)? {
+                if let Some(change) = def.as_added() {
+                    changes.push(change);
+                }
+            }
+            // CREATE TABLE … AS SELECT: the columns come from the query
+            if as_select(&mut lx) {
+                return None;
+            }
+            Some(changes)
+        }
+        "alter" => {
+            if !lx.eat("table") {
+                return None;
+            }
+            lx.table()?;
+            alter_columns(&mut lx)
+        }
+        _ => None,
+    }
+}
+
+/// Words that end a column's type in its definition.
+const AFTER_TYPE: &[&str] = &[
+    "default",
+    "not",
+    "null",
+    "constraint",
+    "primary",
+    "unique",
+    "check",
+    "references",
+    "encrypt",
+    "decrypt",
+    "invisible",
+    "visible",
+    "generated",
+    "collate",
+    "sort",
+    "as",
+    "enable",
+    "disable",
+    "using",
+];
+
+/// Words that open a constraint or logging clause instead of a column.
+const NOT_A_COLUMN: &[&str] = &[
+    "constraint",
+    "primary",
+    "unique",
+    "check",
+    "foreign",
+    "supplemental",
+    "period",
+    "scope",
+    "ref",
+];
+
+/// One item of a parenthesised list of definitions: its words, with `(…)` groups as text.
+struct Definition {
+    tokens: Vec<String>,
+    /// The first token was quoted (a name, never a keyword).
+    quoted: bool,
+}
+
+impl Definition {
+    fn name(&self) -> Option<&str> {
+        self.tokens.first().map(String::as_str)
+    }
+
+    fn is_column(&self) -> bool {
+        self.quoted
+            || self
+                .name()
+                .is_some_and(|n| !NOT_A_COLUMN.contains(&n.to_ascii_lowercase().as_str()))
+    }
+
+    /// The type as written: the tokens after the name up to the first word that follows a
+    /// type.
+    fn data_type(&self) -> Option<String> {
+        let mut out = String::new();
+        for token in self.tokens.iter().skip(1) {
+            if AFTER_TYPE.contains(&token.to_ascii_lowercase().as_str()) {
+                break;
+            }
+            if token.starts_with('(') {
+                out.push_str(token);
+            } else {
+                if !out.is_empty() {
+                    out.push(' ');
+                }
+                out.push_str(token);
+            }
+        }
+        (!out.is_empty()).then_some(out)
+    }
+
+    fn as_added(&self) -> Option<ColumnChange> {
+        if !self.is_column() {
+            return None;
+        }
+        Some(ColumnChange::Add {
+            name: self.name()?.to_owned(),
+            data_type: self.data_type()?,
+        })
+    }
+}
+
+/// The items of a `(…)` list whose `(` was read, to its `)`.
+fn definitions(lx: &mut Lexer<'_>) -> Option<Vec<Definition>> {
+    let mut out = Vec::new();
+    let mut current = Definition {
+        tokens: Vec::new(),
+        quoted: false,
+    };
+    loop {
+        match lx.next() {
+            Tok::End => return None,
+            Tok::Punct(b')') => {
+                if !current.tokens.is_empty() {
+                    out.push(current);
+                }
+                return Some(out);
+            }
+            Tok::Punct(b',') => {
+                out.push(std::mem::replace(
+                    &mut current,
+                    Definition {
+                        tokens: Vec::new(),
+                        quoted: false,
+                    },
+                ));
+            }
+            Tok::Punct(b'(') => current.tokens.push(group(lx)?),
+            Tok::Quoted(q) => {
+                current.quoted |= current.tokens.is_empty();
+                current.tokens.push(q.replace("\"\"", "\""));
+            }
+            Tok::Word(w) if current.tokens.is_empty() => current.tokens.push(w.to_uppercase()),
+            Tok::Word(w) => current.tokens.push(w.to_owned()),
+            Tok::Str => current.tokens.push("'…'".to_owned()),
+            Tok::Punct(_) => {}
+        }
+    }
+}
+
+/// A `(…)` group whose `(` was read, as its text (`(12,2)`), nested groups included.
+fn group(lx: &mut Lexer<'_>) -> Option<String> {
+    let mut out = String::from("(");
+    loop {
+        match lx.next() {
+            Tok::End => return None,
+            Tok::Punct(b')') => {
+                out.push(')');
+                return Some(out);
+            }
+            Tok::Punct(b'(') => out.push_str(&group(lx)?),
+            Tok::Punct(p) => out.push(char::from(p)),
+            Tok::Word(w) => {
+                if out.ends_with(|c: char| c.is_ascii_alphanumeric()) {
+                    out.push(' ');
+                }
+                out.push_str(w);
+            }
+            Tok::Quoted(q) => out.push_str(q),
+            Tok::Str => out.push_str("''"),
+        }
+    }
+}
+
+/// The column changes of `ALTER TABLE t …` after the table.
+fn alter_columns(lx: &mut Lexer<'_>) -> Option<Vec<ColumnChange>> {
+    let names = |lx: &mut Lexer<'_>| -> Option<Vec<String>> {
+        if lx.eat_punct(b'(') {
+            definitions(lx)?
+                .into_iter()
+                .map(|d| d.name().map(str::to_owned))
+                .collect()
+        } else {
+            Some(vec![lx.name_part()?])
+        }
+    };
+    let action = lx.next_lower()?;
+    let changes = match action.as_str() {
+        "add" => {
+            let defs = if lx.eat_punct(b'(') {
+                definitions(lx)?
+            } else {
+                let mut single = Vec::new();
+                let mut def = Definition {
+                    tokens: Vec::new(),
+                    quoted: matches!(lx.peek(), Tok::Quoted(_)),
+                };
+                loop {
+                    match lx.next() {
+                        Tok::End => break,
+                        Tok::Punct(b'(') => def.tokens.push(group(lx)?),
+                        Tok::Quoted(q) => def.tokens.push(q.replace("\"\"", "\"")),
+                        Tok::Word(w) if def.tokens.is_empty() => def.tokens.push(w.to_uppercase()),
+                        Tok::Word(w) => def.tokens.push(w.to_owned()),
+                        _ => {}
+                    }
+                }
+                single.push(def);
+                single
+            };
+            defs.iter().filter_map(Definition::as_added).collect()
+        }
+        "modify" => {
+            if lx.is_word(lx.peek(), "constraint") {
+                return Some(Vec::new());
+            }
+            let defs = if lx.eat_punct(b'(') {
+                definitions(lx)?
+            } else {
+                let mut def = Definition {
+                    tokens: vec![lx.name_part()?],
+                    quoted: true,
+                };
+                loop {
+                    match lx.next() {
+                        Tok::End => break,
+                        Tok::Punct(b'(') => def.tokens.push(group(lx)?),
+                        Tok::Word(w) => def.tokens.push(w.to_owned()),
+                        _ => {}
+                    }
+                }
+                vec![def]
+            };
+            defs.iter()
+                .filter(|d| d.is_column())
+                .map(|d| {
+                    Some(ColumnChange::Modify {
+                        name: d.name()?.to_owned(),
+                        data_type: d.data_type(),
+                    })
+                })
+                .collect::<Option<Vec<_>>>()?
+        }
+        "drop" => {
+            if lx.eat("unused") {
+                if lx.eat("columns") || lx.eat("column") {
+                    vec![ColumnChange::DropUnused]
+                } else {
+                    return None;
+                }
+            } else if lx.eat("column") || lx.peek() == Tok::Punct(b'(') {
+                names(lx)?
+                    .into_iter()
+                    .map(|name| ColumnChange::Drop { name })
+                    .collect()
+            } else if ["constraint", "primary", "unique", "supplemental"]
+                .iter()
+                .any(|w| lx.is_word(lx.peek(), w))
+            {
+                Vec::new()
+            } else {
+                return None;
+            }
+        }
+        "set" => {
+            if !lx.eat("unused") {
+                return None;
+            }
+            lx.eat("column");
+            names(lx)?
+                .into_iter()
+                .map(|name| ColumnChange::SetUnused { name })
+                .collect()
+        }
+        "rename" => {
+            if lx.eat("constraint") {
+                return Some(Vec::new());
+            }
+            if !lx.eat("column") {
+                return None;
+            }
+            let from = lx.name_part()?;
+            if !lx.eat("to") {
+                return None;
+            }
+            vec![ColumnChange::Rename {
+                from,
+                to: lx.name_part()?,
+            }]
+        }
+        "enable" | "disable" => Vec::new(),
+        _ => return None,
+    };
+    Some(changes)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -624,5 +961,91 @@ mod tests {
             (f.kind, f.table, f.may_hold_rows),
             (DdlKind::Create, t(None, "U"), true)
         );
+    }
+
+    #[test]
+    fn column_changes_of_alters_and_creates() {
+        let add = |name: &str, ty: &str| ColumnChange::Add {
+            name: name.into(),
+            data_type: ty.into(),
+        };
+        for (sql, changes) in [
+            (
+                r#"ALTER TABLE "APP"."T" ADD ("EXTRA_1" NUMBER(12,2))"#,
+                Some(vec![add("EXTRA_1", "NUMBER(12,2)")]),
+            ),
+            (
+                "alter table t add c timestamp(6) with time zone default systimestamp not null",
+                Some(vec![add("C", "timestamp(6) with time zone")]),
+            ),
+            (
+                "alter table t add (a number, constraint pk primary key (a), b varchar2(30 byte))",
+                Some(vec![add("A", "number"), add("B", "varchar2(30 byte)")]),
+            ),
+            (
+                r#"ALTER TABLE "APP"."T" DROP COLUMN "GONE""#,
+                Some(vec![ColumnChange::Drop {
+                    name: "GONE".into(),
+                }]),
+            ),
+            (
+                "alter table t drop (a, \"b\")",
+                Some(vec![
+                    ColumnChange::Drop { name: "A".into() },
+                    ColumnChange::Drop { name: "b".into() },
+                ]),
+            ),
+            (
+                "ALTER TABLE T SET UNUSED (D)",
+                Some(vec![ColumnChange::SetUnused { name: "D".into() }]),
+            ),
+            (
+                "alter table t set unused column d cascade constraints",
+                Some(vec![ColumnChange::SetUnused { name: "D".into() }]),
+            ),
+            (
+                "ALTER TABLE T DROP UNUSED COLUMNS",
+                Some(vec![ColumnChange::DropUnused]),
+            ),
+            (
+                r#"ALTER TABLE "APP"."T" MODIFY ("V" VARCHAR2(80))"#,
+                Some(vec![ColumnChange::Modify {
+                    name: "V".into(),
+                    data_type: Some("VARCHAR2(80)".into()),
+                }]),
+            ),
+            (
+                "alter table t modify v not null",
+                Some(vec![ColumnChange::Modify {
+                    name: "V".into(),
+                    data_type: None,
+                }]),
+            ),
+            (
+                "alter table t rename column a to b",
+                Some(vec![ColumnChange::Rename {
+                    from: "A".into(),
+                    to: "B".into(),
+                }]),
+            ),
+            ("alter table t add constraint uk unique (a)", Some(vec![])),
+            (
+                "alter table t add supplemental log data (all) columns",
+                Some(vec![]),
+            ),
+            ("alter table t drop primary key", Some(vec![])),
+            ("alter table t enable row movement", Some(vec![])),
+            (
+                r#"CREATE TABLE "APP"."N" ("ID" NUMBER(10) NOT NULL, "V" VARCHAR2(50), PRIMARY KEY ("ID"))"#,
+                Some(vec![add("ID", "NUMBER(10)"), add("V", "VARCHAR2(50)")]),
+            ),
+            ("create table n as select * from t", None),
+            ("create table n (a, b) as select x, y from t", None),
+            ("alter table t move", None),
+            ("alter table t add (a number", None),
+            ("drop table t", None),
+        ] {
+            assert_eq!(column_changes(sql), changes, "{sql}");
+        }
     }
 }

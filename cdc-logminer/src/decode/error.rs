@@ -79,6 +79,13 @@ pub enum DecodeReason {
     /// The row was written under another table layout: STATUS 2 with generic `"COL n"` names or
     /// HEXTORAW literals, or `Dictionary Version Mismatch`. Replayable with a redo dictionary.
     DictionaryMismatch,
+    /// A dictionary-mismatch row that does not fit the schema version valid at its SCN: a
+    /// `"COL n"` past the version's segment columns, bytes that are no value of the column's
+    /// type, text in a character set the connector does not read. That version is not the
+    /// row's layout, so no exact version is known (`problem` names no value).
+    OlderLayout {
+        problem: String,
+    },
     /// `/* No SQL_REDO for temporary tables */`: LogMiner writes no statement for a
     /// temporary table's rows, so there is nothing to decode. The engine never captures
     /// temporary tables; this names the row for `redo_parse` and for a dictionary that lists
@@ -127,6 +134,11 @@ impl fmt::Display for DecodeReason {
             DecodeReason::DictionaryMismatch => f.write_str(
                 "dictionary mismatch: the row was written under another layout of the table \
                  (generic \"COL n\" names or HEXTORAW literals); it needs a redo dictionary replay",
+            ),
+            DecodeReason::OlderLayout { problem } => write!(
+                f,
+                "dictionary mismatch: the row does not fit the schema version valid at its SCN \
+                 ({problem}), so no exact version of the table is known for it"
             ),
             DecodeReason::TemporaryTable => f.write_str(
                 "LogMiner gives no SQL_REDO for temporary tables (\"/* No SQL_REDO for \
@@ -205,9 +217,22 @@ impl DecodeError {
         self.inner.reason == DecodeReason::DictionaryMismatch
     }
 
-    /// The CDC code of the error.
+    /// The row was written under a layout the connector cannot decode it with (the lag case):
+    /// CDC-6001, never a DLQ record.
+    pub fn is_lag_case(&self) -> bool {
+        matches!(
+            self.inner.reason,
+            DecodeReason::DictionaryMismatch | DecodeReason::OlderLayout { .. }
+        )
+    }
+
+    /// The CDC code of the error: CDC-6001 for the lag case, CDC-3001 otherwise.
     pub fn code(&self) -> CdcCode {
-        CdcCode::Decode
+        if self.is_lag_case() {
+            CdcCode::DictionaryUnavailable
+        } else {
+            CdcCode::Decode
+        }
     }
 }
 
@@ -229,7 +254,7 @@ impl std::error::Error for DecodeError {}
 
 impl From<DecodeError> for CdcError {
     fn from(error: DecodeError) -> CdcError {
-        CdcError::new(CdcCode::Decode, error.to_string()).with_source(error)
+        CdcError::new(error.code(), error.to_string()).with_source(error)
     }
 }
 

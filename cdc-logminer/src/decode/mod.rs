@@ -45,7 +45,7 @@ mod temporal;
 
 pub use convert::{ConvertError, convert};
 pub use csf::{join_continuations, join_continuations_into, reassemble};
-pub use ddl::{DdlInfo, DdlKind, DdlTable, OtherDdl, classify_ddl};
+pub use ddl::{ColumnChange, DdlInfo, DdlKind, DdlTable, OtherDdl, classify_ddl, column_changes};
 pub use error::{DecodeError, DecodeReason, ExcludedKeyColumn, RowContext};
 pub use filter::{ColumnExclusions, ColumnFilter};
 pub use internal::{Charsets, InternalFormatError, decode_internal};

@@ -311,6 +311,7 @@ mod tests {
                 key: vec!["ID".to_owned()],
                 key_source: cdc_core::table::KeySource::PrimaryKey,
                 supplemental: Default::default(),
+                segment: Vec::new(),
             }))
         };
         let tables: Vec<DecodeTable> = (0..4).map(|i| layout(&format!("T{i}"))).collect();

@@ -17,11 +17,12 @@ use std::cell::Cell;
 use std::sync::Arc;
 
 use cdc_core::change::{ChangeOp, ColumnValue, MinedRow, Operation, RowChange, status};
-use cdc_core::table::TableLayout;
+use cdc_core::table::{SegmentSlot, TableLayout};
 
 use super::convert::{self, ConvertError};
 use super::ddl::{DdlInfo, classify_ddl};
 use super::error::{DecodeError, DecodeReason, RowContext};
+use super::internal::{Charsets, decode_internal};
 use super::onepass;
 use super::parse::{
     Ident, Item, Literal, Statement, StatementKind, parse_statement_reusing, recycle,
@@ -159,6 +160,16 @@ pub fn is_generic_column_name(name: &str) -> bool {
         .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
 }
 
+/// Whether the statement names the layout's table; a statement that names no owner is read
+/// with the row's SEG_OWNER.
+fn names_table(stmt: &Statement<'_>, row: &MinedRow, layout: &TableLayout) -> bool {
+    let owner_matches = match stmt.owner {
+        Some(owner) => owner.name() == layout.table.owner.as_str(),
+        None => row.seg_owner.as_deref() == Some(layout.table.owner.as_str()),
+    };
+    owner_matches && stmt.table.name() == layout.table.table.as_str()
+}
+
 /// `"UNKNOWN"."OBJ# 45522"`: the table LogMiner names without a dictionary entry.
 fn is_generic_table(stmt: &Statement<'_>) -> bool {
     stmt.owner.is_some_and(|o| o.raw() == "UNKNOWN") || stmt.table.raw().starts_with("OBJ# ")
@@ -243,19 +254,16 @@ fn change_of(
         }
         status::INVALID_SQL => {
             if names_generic(stmt, table) || has_hextoraw_for_typed(stmt, table) {
-                return Err(fail(DecodeReason::DictionaryMismatch));
+                return match table.older_rows() {
+                    Some(charsets) => older_change(row, table, stmt, op, charsets, row_ids),
+                    None => Err(fail(DecodeReason::DictionaryMismatch)),
+                };
             }
             return Err(fail(DecodeReason::UnexpectedStatus));
         }
         _ => return Err(fail(DecodeReason::UnexpectedStatus)),
     }
-    let layout = table.layout();
-    // a statement that names no owner is read with the row's SEG_OWNER
-    let owner_matches = match stmt.owner {
-        Some(owner) => owner.name() == layout.table.owner.as_str(),
-        None => row.seg_owner.as_deref() == Some(layout.table.owner.as_str()),
-    };
-    if !owner_matches || stmt.table.name() != layout.table.table.as_str() {
+    if !names_table(stmt, row, table.layout()) {
         return Err(fail(DecodeReason::TableMismatch));
     }
     let images = Images {
@@ -286,6 +294,154 @@ fn change_of(
         },
         row_ids,
     ))
+}
+
+/// The change of a row written under `table`'s layout that LogMiner returns generic because a
+/// later DDL changed the table (the lag case, `reference/logminer-facts.md` §3): `"COL n"`
+/// names the table's segment column n, and each `HEXTORAW` literal holds the column's value in
+/// Oracle's internal format. The change is the one the row's valid form would have given.
+/// Whatever does not fit the version is [`DecodeReason::OlderLayout`]: then it was not the
+/// row's layout, and no value is guessed.
+fn older_change(
+    row: &MinedRow,
+    table: &DecodeTable,
+    stmt: &Statement<'_>,
+    op: ChangeOp,
+    charsets: &Charsets,
+    row_ids: RowIds,
+) -> Result<RowChange, DecodeError> {
+    let layout = table.layout();
+    // a dropped table's older rows name it `"UNKNOWN"."OBJ# n"`: its object id said which
+    if !is_generic_table(stmt) && !names_table(stmt, row, layout) {
+        return Err(error(row, Some(table), DecodeReason::TableMismatch));
+    }
+    let older = OlderImages {
+        row,
+        table,
+        charsets,
+    };
+    let (before, after) = match op {
+        ChangeOp::Insert => (None, Some(older.convert(stmt.assignments())?)),
+        ChangeOp::Delete => (Some(older.convert(stmt.conditions())?), None),
+        ChangeOp::Update => {
+            let before = older.convert(stmt.conditions())?;
+            let mut set = older.convert(stmt.assignments())?;
+            let after = overlay(&before, &mut set);
+            (Some(before), Some(after))
+        }
+    };
+    Ok(change(
+        row,
+        table,
+        op,
+        onepass::Images {
+            before,
+            after,
+            row_id: stmt.row_id,
+        },
+        row_ids,
+    ))
+}
+
+/// `HEXTORAW('…')`, or a `||` concatenation of such literals: a value in its internal form.
+fn is_internal_form(literal: &Literal<'_>) -> bool {
+    match literal {
+        Literal::Function(f) => f.is("HEXTORAW"),
+        Literal::Concat(c) => c
+            .parts()
+            .all(|part| matches!(part, Literal::Function(f) if f.is("HEXTORAW"))),
+        _ => false,
+    }
+}
+
+/// `COL 12` → 12.
+fn generic_column_number(name: &str) -> Option<u16> {
+    name.strip_prefix("COL ")?.parse().ok()
+}
+
+struct OlderImages<'r> {
+    row: &'r MinedRow,
+    table: &'r DecodeTable,
+    charsets: &'r Charsets,
+}
+
+impl OlderImages<'_> {
+    fn misfit(&self, problem: String) -> DecodeError {
+        error(
+            self.row,
+            Some(self.table),
+            DecodeReason::OlderLayout { problem },
+        )
+    }
+
+    /// The items as an image in layout column order; excluded and hidden columns are dropped
+    /// before their literal is looked at.
+    fn convert(&self, items: &[Item<'_>]) -> Result<Vec<ColumnValue>, DecodeError> {
+        let layout = self.table.layout();
+        let mut out: Vec<ColumnValue> = Vec::with_capacity(items.len());
+        for item in items {
+            let name = item.column.name();
+            let index = match generic_column_number(&name) {
+                Some(n) => match layout.segment_column(n) {
+                    SegmentSlot::Column(index) => index,
+                    SegmentSlot::Hidden => continue,
+                    SegmentSlot::Beyond => {
+                        return Err(self.misfit(format!(
+                            "\"COL {n}\" is past the {} segment columns of version {}",
+                            layout.segment.len().max(layout.columns.len()),
+                            layout.version
+                        )));
+                    }
+                },
+                None => match self.table.lookup(&name, 0) {
+                    Some(index) => index,
+                    None if self.table.is_excluded_name(&name) => continue,
+                    None => {
+                        return Err(self.misfit(format!(
+                            "column \"{name}\" is not in version {}",
+                            layout.version
+                        )));
+                    }
+                },
+            };
+            if self.table.is_excluded_index(index) {
+                continue;
+            }
+            let Some(column) = layout.columns.get(index) else {
+                continue;
+            };
+            let value = if is_internal_form(&item.value) {
+                convert::bytes(&item.value)
+                    .map_err(|e| e.reason().to_owned())
+                    .and_then(|bytes| {
+                        decode_internal(&column.data_type, &bytes, self.charsets)
+                            .map_err(|e| e.to_string())
+                    })
+            } else {
+                // NULL, EMPTY_CLOB(), … read as in a valid row
+                convert::convert(&item.value, column).map_err(|e| e.reason().to_owned())
+            }
+            .map_err(|problem| self.misfit(format!("column \"{}\": {problem}", column.name)))?;
+            out.push(ColumnValue {
+                column: index as u16,
+                value,
+            });
+        }
+        out.sort_by_key(|v| v.column);
+        if let Some(pair) = out.windows(2).find(|w| w[0].column == w[1].column) {
+            let name = layout
+                .columns
+                .get(usize::from(pair[0].column))
+                .map(|c| c.name.clone())
+                .unwrap_or_default();
+            return Err(error(
+                self.row,
+                Some(self.table),
+                DecodeReason::DuplicateColumn { column: name },
+            ));
+        }
+        Ok(out)
+    }
 }
 
 /// The operation of a DML row.

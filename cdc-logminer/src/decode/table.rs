@@ -12,6 +12,7 @@ use cdc_core::table::{TableId, TableLayout};
 
 use super::error::ExcludedKeyColumn;
 use super::filter::ColumnFilter;
+use super::internal::Charsets;
 
 /// FNV-1a: names are short and trusted (they come from the dictionary), so a DoS-resistant
 /// hash buys nothing here and costs a third of a lookup.
@@ -110,6 +111,10 @@ pub struct DecodeTable {
     /// of a schema version with the same list, so later ones compare it instead of resolving
     /// each name again.
     insert_columns: OnceLock<InsertColumns>,
+    /// Set when rows written before a later DDL (STATUS 2, generic `"COL n"` names and
+    /// `HEXTORAW` literals) may be decoded with this version: the engine knows it was the
+    /// table's layout where such rows are met. The character sets their text is stored in.
+    older_rows: Option<Arc<Charsets>>,
 }
 
 /// An insert's column list as written, from `(` to `) values (`, and what each of its names
@@ -187,7 +192,27 @@ impl DecodeTable {
             excluded,
             filter,
             insert_columns: OnceLock::new(),
+            older_rows: None,
         }
+    }
+
+    /// This version, also for rows written under it that LogMiner returns generic because a
+    /// later DDL changed the table (their text stored in `charsets`).
+    pub fn reading_older_rows(mut self, charsets: Arc<Charsets>) -> DecodeTable {
+        self.older_rows = Some(charsets);
+        self
+    }
+
+    /// This version, no longer for generic rows (it may not be the layout they were written
+    /// under).
+    pub fn not_reading_older_rows(mut self) -> DecodeTable {
+        self.older_rows = None;
+        self
+    }
+
+    /// The character sets of generic rows, when they may be decoded with this version.
+    pub fn older_rows(&self) -> Option<&Arc<Charsets>> {
+        self.older_rows.as_ref()
     }
 
     pub fn layout(&self) -> &Arc<TableLayout> {
@@ -304,6 +329,7 @@ mod tests {
                 key: vec!["C0".to_owned()],
                 key_source: KeySource::PrimaryKey,
                 supplemental: Default::default(),
+                segment: Vec::new(),
             };
             let table = DecodeTable::without_exclusions(Arc::new(layout));
             for name in ["C0", "C3", "C4", "C9", "", "C"] {

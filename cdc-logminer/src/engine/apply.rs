@@ -276,7 +276,13 @@ impl<S: RedoSource> CaptureEngine<S> {
                 Err(error) => self.decode_failure(row, key, error, sink),
             },
             Operation::Ddl => {
-                if let Ok(Decoded::Ddl(info)) = &decoded {
+                // a first start reads its window from the start of the log holding its SCN:
+                // the layouts it read at start already have the DDL before that SCN, and
+                // applying it again would take the dictionary's newest layout for the rows
+                // that follow it
+                if let Ok(Decoded::Ddl(info)) = &decoded
+                    && self.keeps_row(key, row.scn)
+                {
                     self.apply_ddl(row, info)?;
                 }
                 self.emit_pending(sink)
@@ -365,7 +371,10 @@ impl<S: RedoSource> CaptureEngine<S> {
         sink: &mut dyn RecordSink,
     ) -> Result<u64, EngineError> {
         let addr = self.row_addr(row)?;
-        let dlq = (self.settings.on_decode_error == DecodeErrorAction::Dlq)
+        // a committed change LogMiner could not name (CDC-6001) would be lost from its topic
+        // in the DLQ: it stops, whatever cdc.on.decode.error says
+        let dlq = (self.settings.on_decode_error == DecodeErrorAction::Dlq
+            && error.code() != CdcCode::DictionaryUnavailable)
             .then(|| self.dead_letter(row, key, kind, &error));
         let failure = HeldFailure {
             row_id: row.row_id.clone(),

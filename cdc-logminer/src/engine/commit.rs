@@ -94,11 +94,17 @@ impl<S: RedoSource> CaptureEngine<S> {
         };
         let mut side = 0;
         if !failures.is_empty() {
-            let mode = self.settings.on_decode_error;
+            // a failure without a DLQ record (CDC-6001) decides as under
+            // cdc.on.decode.error=fail, and stops first
+            let stopping = failures.iter().position(|f| f.dlq.is_none());
+            let mode = match stopping {
+                Some(_) => DecodeErrorAction::Fail,
+                None => self.settings.on_decode_error,
+            };
             match failures::at_commit(mode, decision, event_count, failures.len() as u64) {
                 AtCommit::Pass => {}
                 AtCommit::Stop => {
-                    if let Some(first) = failures.into_iter().next() {
+                    if let Some(first) = failures.into_iter().nth(stopping.unwrap_or(0)) {
                         drop(stream);
                         return Err(first.error.into());
                     }

@@ -2,6 +2,8 @@
 //! the versions an earlier run published, and the ops events of DDL.
 
 use super::*;
+use crate::decode::ColumnChange;
+use cdc_core::ColumnType;
 
 /// How long before the resume SCN's time a table's last DDL may be and still explain a stored
 /// schema version that differs from the dictionary (SCN_TO_TIMESTAMP is only seconds-precise).
@@ -64,11 +66,134 @@ impl SchemaVersions {
                     key: Vec::new(),
                     key_source: cdc_core::KeySource::None,
                     supplemental: Default::default(),
+                    segment: Vec::new(),
                 }),
                 number,
             ),
         }
     }
+}
+
+/// Why the captured objects are resolved again.
+pub(super) enum Refresh {
+    /// At start, from the resume SCN.
+    Start,
+    /// At a DDL row: of this table when the statement names one, with the column changes its
+    /// text says it makes (`None`: text not followed).
+    Ddl {
+        table: Option<TableId>,
+        changes: Option<Vec<ColumnChange>>,
+    },
+}
+
+/// A table with no columns yet (before its CREATE).
+fn empty_layout(table: &TableId) -> TableLayout {
+    TableLayout {
+        table: table.clone(),
+        version: 0,
+        valid_from: Scn::ZERO,
+        columns: Vec::new(),
+        key: Vec::new(),
+        key_source: cdc_core::KeySource::None,
+        supplemental: Default::default(),
+        segment: Vec::new(),
+    }
+}
+
+/// A layout reduced to what decoding an older row depends on: the columns' names and types
+/// in COLUMN_ID order, and the segment columns (`None`: hidden) by name.
+#[derive(Debug, PartialEq)]
+struct Shape {
+    columns: Vec<(String, ColumnType)>,
+    segment: Vec<Option<String>>,
+}
+
+impl Shape {
+    fn of(layout: &TableLayout) -> Shape {
+        let columns: Vec<(String, ColumnType)> = layout
+            .columns
+            .iter()
+            .map(|c| (c.name.clone(), c.data_type.clone()))
+            .collect();
+        let segment = if layout.segment.is_empty() {
+            columns.iter().map(|(n, _)| Some(n.clone())).collect()
+        } else {
+            layout
+                .segment
+                .iter()
+                .map(|slot| {
+                    slot.and_then(|i| layout.columns.get(usize::from(i)))
+                        .map(|c| c.name.clone())
+                })
+                .collect()
+        };
+        Shape { columns, segment }
+    }
+
+    /// The shape after `change`; `None` when the change names a column the shape lacks (or
+    /// adds one it has): then it was not made on this shape.
+    fn apply(mut self, change: &ColumnChange) -> Option<Shape> {
+        let has = |shape: &Shape, name: &str| shape.columns.iter().any(|(n, _)| n == name);
+        match change {
+            ColumnChange::Add { name, data_type } => {
+                if has(&self, name) {
+                    return None;
+                }
+                self.columns
+                    .push((name.clone(), ColumnType::from_dictionary(data_type)));
+                self.segment.push(Some(name.clone()));
+            }
+            ColumnChange::Drop { name } => {
+                if !has(&self, name) {
+                    return None;
+                }
+                self.columns.retain(|(n, _)| n != name);
+                self.segment
+                    .retain(|slot| slot.as_deref() != Some(name.as_str()));
+            }
+            ColumnChange::SetUnused { name } => {
+                if !has(&self, name) {
+                    return None;
+                }
+                self.columns.retain(|(n, _)| n != name);
+                for slot in &mut self.segment {
+                    if slot.as_deref() == Some(name.as_str()) {
+                        *slot = None;
+                    }
+                }
+            }
+            ColumnChange::DropUnused => self.segment.retain(Option::is_some),
+            ColumnChange::Modify { name, data_type } => {
+                let column = self.columns.iter_mut().find(|(n, _)| n == name)?;
+                if let Some(ty) = data_type {
+                    column.1 = ColumnType::from_dictionary(ty);
+                }
+            }
+            ColumnChange::Rename { from, to } => {
+                if has(&self, to) {
+                    return None;
+                }
+                let column = self.columns.iter_mut().find(|(n, _)| n == from)?;
+                column.0.clone_from(to);
+                for slot in self.segment.iter_mut().flatten() {
+                    if slot == from {
+                        slot.clone_from(to);
+                    }
+                }
+            }
+        }
+        Some(self)
+    }
+}
+
+/// Whether `now`, the layout the dictionary gives after a DDL, is what `changes` (the DDL's
+/// text) make of `before`, the version valid up to it: then no later DDL is in it yet, and it
+/// is the layout of the rows written from the DDL on.
+pub(super) fn predicts(before: &TableLayout, changes: &[ColumnChange], now: &TableLayout) -> bool {
+    changes
+        .iter()
+        .try_fold(Shape::of(before), Shape::apply)
+        .is_some_and(|predicted| predicted == Shape::of(now))
 }
 
 /// The ops events of one layout change that DDL made: `ddl-applied` for every change,
@@ -227,7 +352,26 @@ impl<S: RedoSource> CaptureEngine<S> {
                     self.decoder.tables.keys().cloned().collect();
                 let announced = self.side.schema.len();
                 // a stored version differing from the dictionary matters at start only
-                let _ = self.refresh_objects(row.scn)?;
+                let ddl_table = info.table.as_ref().map(|t| {
+                    let owner = t
+                        .owner
+                        .clone()
+                        .or_else(|| row.seg_owner.clone())
+                        .unwrap_or_default();
+                    let id = TableId::new(owner, t.name.clone());
+                    match row.src_con_name.as_ref().filter(|p| *p != "CDB$ROOT") {
+                        Some(pdb) => id.in_pdb(pdb.clone()),
+                        None => id,
+                    }
+                });
+                let changes = crate::decode::column_changes(row.sql_redo.as_deref().unwrap_or(""));
+                let _ = self.refresh_objects(
+                    row.scn,
+                    Refresh::Ddl {
+                        table: ddl_table,
+                        changes,
+                    },
+                )?;
                 let events: Vec<OpsEvent> = self.side.schema[announced..]
                     .iter()
                     .flat_map(|change| ddl_events(change, &captured_before, row.scn))
@@ -247,6 +391,7 @@ impl<S: RedoSource> CaptureEngine<S> {
     pub(super) fn refresh_objects(
         &mut self,
         valid_from: Scn,
+        refresh: Refresh,
     ) -> Result<Vec<(TableId, u32)>, CdcError> {
         let filter = Arc::clone(&self.settings.table_filter);
         let pdbs = self.settings.pdbs.clone();
@@ -266,6 +411,7 @@ impl<S: RedoSource> CaptureEngine<S> {
             objects.insert((object.con, object.object), object.table);
         }
         let layouts = self.source.table_layouts(&tables).map_err(source_stop)?;
+        let exact = self.exact_layouts(&layouts, valid_from, &refresh)?;
         let mut decode_tables = foldhash::HashMap::default();
         let mut differing = Vec::new();
         for layout in layouts {
@@ -277,6 +423,14 @@ impl<S: RedoSource> CaptureEngine<S> {
                     && current.supplemental == layout.supplemental
             });
             let decode_table = match unchanged {
+                // the same version; a segment that changed alone (DROP UNUSED COLUMNS) is no
+                // new version, but older rows count its new segment columns from here on
+                Some(current) if current.layout().segment != layout.segment => {
+                    let mut layout = layout;
+                    layout.version = current.layout().version;
+                    layout.valid_from = current.layout().valid_from;
+                    self.decode_table(layout)?
+                }
                 Some(current) => current.clone(),
                 None => {
                     // numbering goes on from what an earlier run published, and a layout it
@@ -299,18 +453,17 @@ impl<S: RedoSource> CaptureEngine<S> {
                     let mut layout = layout;
                     layout.version = version;
                     layout.valid_from = from;
-                    let column_filter = Arc::clone(&self.settings.column_filter);
-                    let for_table = table.clone();
-                    let filter = ColumnFilter::from_fn(move |column: &str| {
-                        column_filter(&for_table, column)
-                    });
-                    let table = DecodeTable::new(Arc::new(layout), filter)
-                        .map_err(|e| CdcError::new(CdcCode::Decode, e.to_string()))?;
+                    let table = self.decode_table(layout)?;
                     self.side
                         .schema
                         .push(SchemaChange::Version(Arc::clone(table.layout())));
                     table
                 }
+            };
+            let decode_table = match exact.get(&table) {
+                Some(true) => decode_table.reading_older_rows(Arc::clone(&self.schemas.charsets)),
+                Some(false) => decode_table.not_reading_older_rows(),
+                None => decode_table,
             };
             self.schemas.layouts.register(&decode_table);
             decode_tables.insert(table, decode_table);
@@ -328,6 +481,76 @@ impl<S: RedoSource> CaptureEngine<S> {
         self.decoder.objects = Arc::new(objects);
         self.decoder.tables = Arc::new(decode_tables);
         Ok(differing)
+    }
+
+    /// A layout read from the dictionary, ready to decode with.
+    fn decode_table(&self, layout: TableLayout) -> Result<DecodeTable, CdcError> {
+        let column_filter = Arc::clone(&self.settings.column_filter);
+        let for_table = layout.table.clone();
+        let filter = ColumnFilter::from_fn(move |column: &str| column_filter(&for_table, column));
+        DecodeTable::new(Arc::new(layout), filter)
+            .map_err(|e| CdcError::new(CdcCode::Decode, e.to_string()))
+    }
+
+    /// Which of the layouts the dictionary gives now are the ones their tables' rows were
+    /// written under from `valid_from` on, so that rows LogMiner returns generic after a later
+    /// DDL may be decoded with them (the lag case). The dictionary knows only its newest
+    /// layout, and a connector behind the database reads it after DDL still ahead in the
+    /// redo:
+    ///
+    /// - at start, for every table: when its last DDL (`DBA_OBJECTS.LAST_DDL_TIME`) came at
+    ///   least [`SCHEMA_DDL_MARGIN_S`] before the resume SCN's time (which is only
+    ///   seconds-precise); a table the database cannot say this of is not known exact;
+    /// - at a DDL row, for its table: when the layout is what the statement's text makes of
+    ///   the version before it ([`predicts`]), and that version was exact. Times cannot tell
+    ///   two DDLs of one second apart, which migrations often run; the text can.
+    ///
+    /// Tables left out keep what they had.
+    fn exact_layouts(
+        &mut self,
+        layouts: &[TableLayout],
+        valid_from: Scn,
+        refresh: &Refresh,
+    ) -> Result<HashMap<TableId, bool>, CdcError> {
+        match refresh {
+            Refresh::Start => {
+                let tables: Vec<TableId> = layouts.iter().map(|l| l.table.clone()).collect();
+                if tables.is_empty() {
+                    return Ok(HashMap::new());
+                }
+                let after = self
+                    .source
+                    .last_ddl_after(&tables, valid_from)
+                    .map_err(source_stop)?;
+                Ok(tables
+                    .into_iter()
+                    .map(|table| {
+                        let exact = after
+                            .iter()
+                            .any(|(t, seconds)| *t == table && *seconds <= -SCHEMA_DDL_MARGIN_S);
+                        (table, exact)
+                    })
+                    .collect())
+            }
+            Refresh::Ddl {
+                table: Some(table),
+                changes,
+            } => {
+                let Some(now) = layouts.iter().find(|l| l.table == *table) else {
+                    return Ok(HashMap::new());
+                };
+                let exact = match (self.decoder.tables.get(table), changes) {
+                    (Some(before), Some(changes)) => {
+                        before.older_rows().is_some() && predicts(before.layout(), changes, now)
+                    }
+                    // a table new to the capture: what CREATE TABLE's column list makes
+                    (None, Some(changes)) => predicts(&empty_layout(table), changes, now),
+                    (_, None) => false,
+                };
+                Ok(HashMap::from([(table.clone(), exact)]))
+            }
+            Refresh::Ddl { table: None, .. } => Ok(HashMap::new()),
+        }
     }
 
     /// CDC-6003 at start: a table whose stored schema version valid at the resume SCN differs
@@ -379,6 +602,106 @@ impl<S: RedoSource> CaptureEngine<S> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn layout(columns: &[(&str, ColumnType)], segment: &[Option<u16>]) -> TableLayout {
+        TableLayout {
+            columns: columns
+                .iter()
+                .enumerate()
+                .map(|(i, (n, t))| cdc_core::ColumnDef::new(*n, i as u16 + 1, t.clone()))
+                .collect(),
+            segment: segment.to_vec(),
+            ..empty_layout(&TableId::new("APP", "T"))
+        }
+    }
+
+    /// A layout read after a DDL is that DDL's when its text makes it of the version before;
+    /// one a later DDL has changed too is not.
+    #[test]
+    fn a_ddl_predicts_the_layout_it_makes() {
+        use ColumnType::{Date, Number, Varchar2};
+        let changes = |sql: &str| crate::decode::column_changes(sql).unwrap();
+        let v1 = layout(&[("ID", Number), ("A", Varchar2), ("B", Date)], &[]);
+        let added = layout(
+            &[("ID", Number), ("A", Varchar2), ("B", Date), ("C", Number)],
+            &[],
+        );
+        let add = changes("alter table t add (c number(5))");
+        assert!(predicts(&v1, &add, &added));
+        // a later ALTER already in the dictionary: another column, or a type
+        let added_twice = layout(
+            &[
+                ("ID", Number),
+                ("A", Varchar2),
+                ("B", Date),
+                ("C", Number),
+                ("D", Date),
+            ],
+            &[],
+        );
+        assert!(!predicts(&v1, &add, &added_twice));
+        let retyped = layout(
+            &[
+                ("ID", Number),
+                ("A", Varchar2),
+                ("B", Varchar2),
+                ("C", Number),
+            ],
+            &[],
+        );
+        assert!(!predicts(&v1, &add, &retyped));
+        // ADD then DROP of the same column cancel out in the dictionary, not in the text
+        assert!(!predicts(&v1, &add, &v1));
+        // SET UNUSED keeps the segment column, hidden; DROP UNUSED COLUMNS takes it away
+        let unused = layout(&[("ID", Number), ("B", Date)], &[Some(0), None, Some(1)]);
+        assert!(predicts(
+            &v1,
+            &changes("alter table t set unused (a)"),
+            &unused
+        ));
+        let compact = layout(&[("ID", Number), ("B", Date)], &[Some(0), Some(1)]);
+        assert!(!predicts(
+            &v1,
+            &changes("alter table t set unused (a)"),
+            &compact
+        ));
+        assert!(predicts(
+            &unused,
+            &changes("alter table t drop unused columns"),
+            &compact
+        ));
+        assert!(predicts(
+            &v1,
+            &changes("alter table t drop column a"),
+            &compact
+        ));
+        // MODIFY keeps the place; with a type, that type
+        let modified = layout(&[("ID", Number), ("A", Varchar2), ("B", Varchar2)], &[]);
+        assert!(predicts(
+            &v1,
+            &changes("alter table t modify (b varchar2(20))"),
+            &modified
+        ));
+        assert!(!predicts(
+            &v1,
+            &changes("alter table t modify (b date)"),
+            &modified
+        ));
+        // a column the text names that the version lacks: not made on it
+        assert!(!predicts(
+            &v1,
+            &changes("alter table t drop column z"),
+            &compact
+        ));
+        // a table new to the capture is what its CREATE lists
+        let created =
+            changes("create table t (id number, a varchar2(9), b date, primary key (id))");
+        assert!(predicts(
+            &empty_layout(&TableId::new("APP", "T")),
+            &created,
+            &v1
+        ));
+    }
 
     #[test]
     fn ddl_text_shown_is_bounded_and_hides_passwords() {

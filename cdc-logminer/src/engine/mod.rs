@@ -35,6 +35,7 @@ mod record;
 mod recovery;
 mod settings;
 mod start;
+mod topology;
 mod window;
 
 pub use clock::{Clock, ManualClock, SystemClock};
@@ -48,6 +49,7 @@ pub use record::{
 };
 pub use recovery::{Backoff, MAX_CONSECUTIVE_REMINES, Recovery, recovery_for};
 pub use settings::{ColumnPredicate, EngineSettings, TablePredicate};
+pub use topology::{check_archive_destination, check_role, resolve_mining_mode};
 pub use window::{AdaptiveWindow, STALL_TIMEOUTS};
 
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -61,7 +63,7 @@ use cdc_buffer::{
     SessionId, StartInfo, TransactionBuffer, TxnFacts, UndoRecord, check_age,
 };
 use cdc_core::change::CommitInfo;
-use cdc_core::config::{CdcConfig, DecodeErrorAction};
+use cdc_core::config::{CdcConfig, DecodeErrorAction, MiningMode};
 use cdc_core::ora::OraCode;
 use cdc_core::{
     CdcCode, CdcError, ChangeEvent, ChangeOp, ConId, ConXid, DlqKind, MinedRow, ObjectId,
@@ -77,12 +79,12 @@ use self::failures::{AtCommit, HeldFailure, HeldFailures};
 use self::read::*;
 use self::start::*;
 use crate::decode::{
-    ColumnFilter, DdlInfo, DdlKind, DecodeError, DecodeOptions, DecodePool, DecodeTable,
+    Charsets, ColumnFilter, DdlInfo, DdlKind, DecodeError, DecodeOptions, DecodePool, DecodeTable,
     DecodeThreadStopped, Decoded, DecodedRows, StepDecoder, StepRows, classify_ddl, restore_row_id,
 };
 use crate::source::{
     CaptureMode, CapturedObject, LogInventoryQuery, MiningQuery, MiningWindow, RedoBound,
-    RedoSource, SessionRef, SourceError, SourceSetupError,
+    RedoSource, SessionMode, SessionRef, SourceError, SourceSetupError,
 };
 
 fn millis(d: Duration) -> u64 {
@@ -133,6 +135,10 @@ struct ReadState {
     backoff: Backoff,
     remines: u32,
     identity: DbIdentity,
+    /// `cdc.mining.mode` as resolved for the session's container. In
+    /// [`SessionMode::Range`] no log can be added, so no redo dictionary either: dictionary
+    /// builds and the replay with one are not available there.
+    session_mode: SessionMode,
 }
 
 /// Rows of open transactions the apply stage holds.
@@ -167,6 +173,8 @@ struct SchemaState {
     next_version: HashMap<TableId, u32>,
     /// The stored versions a restart may still take up (pruned at the resume SCN).
     published: PublishedSchemas,
+    /// The database's character sets, for the internal form of generic rows' text.
+    charsets: Arc<Charsets>,
 }
 
 /// Side records waiting for the next record to go out.
@@ -212,6 +220,12 @@ impl<S: RedoSource> CaptureEngine<S> {
 
     pub fn source_mut(&mut self) -> &mut S {
         &mut self.source
+    }
+
+    /// How the LogMiner session is given its redo: `cdc.mining.mode` resolved at start (and
+    /// after every reconnect) for the container the session is connected to.
+    pub fn session_mode(&self) -> SessionMode {
+        self.read.session_mode
     }
 
     /// Runs steps until `stop` is set, the sink closes (both an `Ok`) or the engine stops (the

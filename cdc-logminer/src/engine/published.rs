@@ -136,6 +136,7 @@ mod tests {
             key: Vec::new(),
             key_source: cdc_core::table::KeySource::None,
             supplemental: Default::default(),
+            segment: Vec::new(),
         }
     }
 

@@ -117,6 +117,7 @@ impl<S: RedoSource> CaptureEngine<S> {
         self.source.start_session(&MiningWindow {
             logs: window_logs,
             start_scn,
+            mode: self.read.session_mode,
         })?;
         if self.read.session_started_ms.is_none() {
             self.read.session_started_ms = Some(now);
@@ -227,14 +228,26 @@ impl<S: RedoSource> CaptureEngine<S> {
                 Ok(()) => {
                     self.metrics.reconnects += 1;
                     // the identity is checked again after every reconnect (CDC-5001)
-                    let identity = check_topology(&mut self.source, &self.settings)
+                    let topology = check_topology(&mut self.source, &self.settings)
                         .map_err(StepFailure::Stop)?;
-                    if identity != self.read.identity {
+                    if topology.identity != self.read.identity {
                         return Err(StepFailure::Stop(CdcError::new(
                             CdcCode::Topology,
                             format!(
-                                "after reconnecting, the database is {identity}, not {}",
-                                self.read.identity
+                                "after reconnecting, the database is {}, not {}",
+                                topology.identity, self.read.identity
+                            ),
+                        )));
+                    }
+                    // a session that lands in another container mines another way
+                    if topology.session_mode != self.read.session_mode {
+                        return Err(StepFailure::Stop(CdcError::new(
+                            CdcCode::Topology,
+                            format!(
+                                "after reconnecting, the session mines in {} mode instead of \
+                                 {}: it is connected to another kind of container",
+                                topology.session_mode.as_str(),
+                                self.read.session_mode.as_str()
                             ),
                         )));
                     }

@@ -15,6 +15,9 @@ pub struct EngineSettings {
     /// `cdc.topic.prefix`: the offset partition's `server`.
     pub server: String,
     pub capture_mode: CaptureMode,
+    /// `cdc.mining.mode`, resolved against the session's container at start and after every
+    /// reconnect ([`CaptureEngine::session_mode`]).
+    pub mining_mode: MiningMode,
     pub archive_destination: Option<String>,
     pub start_scn: Option<Scn>,
     pub target_latency: Duration,
@@ -57,6 +60,7 @@ impl fmt::Debug for EngineSettings {
         f.debug_struct("EngineSettings")
             .field("server", &self.server)
             .field("capture_mode", &self.capture_mode)
+            .field("mining_mode", &self.mining_mode)
             .field("max_logs_per_step", &self.max_logs_per_step)
             .field("query_timeout", &self.query_timeout)
             .field("heartbeat_interval", &self.heartbeat_interval)
@@ -76,6 +80,7 @@ impl EngineSettings {
         EngineSettings {
             server: server.into(),
             capture_mode: CaptureMode::Online,
+            mining_mode: MiningMode::Auto,
             archive_destination: None,
             start_scn: None,
             target_latency: Duration::from_millis(2000),
@@ -113,6 +118,7 @@ impl EngineSettings {
         EngineSettings {
             server: config.topics.prefix.clone(),
             capture_mode: config.capture.mode,
+            mining_mode: config.mining.mode,
             archive_destination: config.capture.archive_destination.clone(),
             start_scn: config.capture.start_scn,
             target_latency: config.mining.target_latency,
@@ -172,6 +178,7 @@ mod tests {
              cdc.columns.exclude=APP\\\\.CUSTOMERS\\\\.SSN\n\
              cdc.users.exclude=ETL_BATCH\n\
              cdc.capture.mode=archive_only\n\
+             cdc.mining.mode=range\n\
              cdc.heartbeat.interval.ms=0\n\
              cdc.transaction.max.age.ms=60000\n\
              cdc.transaction.max.age.action=discard\n\
@@ -216,6 +223,7 @@ mod tests {
         assert_eq!(s.buffer.spill_max_bytes, 128 << 20);
         assert_eq!(s.server, "shop");
         assert_eq!(s.capture_mode, CaptureMode::ArchiveOnly);
+        assert_eq!(s.mining_mode, MiningMode::Range);
         assert_eq!(s.heartbeat_interval, None);
         assert_eq!(s.age.max_age_ms, Some(60_000));
         assert_eq!(s.age.action, cdc_core::config::MaxAgeAction::Discard);
@@ -249,6 +257,7 @@ mod tests {
         let new = EngineSettings::new("shop", "orders-cdc", |_| true);
         assert_eq!(new.server, table.server);
         assert_eq!(new.capture_mode, table.capture_mode);
+        assert_eq!(new.mining_mode, table.mining_mode);
         assert_eq!(new.archive_destination, table.archive_destination);
         assert_eq!(new.start_scn, table.start_scn);
         assert_eq!(new.target_latency, table.target_latency);

@@ -3,11 +3,21 @@
 
 use super::*;
 
-/// Identity and topology at start and after every reconnect: one enabled redo thread.
+/// What the topology check found: the identity the offset is checked against, and how the
+/// session is given its redo.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Topology {
+    pub(super) identity: DbIdentity,
+    pub(super) session_mode: SessionMode,
+}
+
+/// Identity and topology at start and after every reconnect (CDC-5001 for each refusal): one
+/// enabled redo thread, a role and open mode that qualify for `cdc.capture.mode`, a valid
+/// archive destination, and a `cdc.mining.mode` the session's container allows.
 pub(super) fn check_topology<S: RedoSource>(
     source: &mut S,
     settings: &EngineSettings,
-) -> Result<DbIdentity, CdcError> {
+) -> Result<Topology, CdcError> {
     let identity = source.identity().map_err(source_stop)?;
     if identity.enabled_threads.len() > 1 {
         return Err(CdcError::new(
@@ -19,6 +29,9 @@ pub(super) fn check_topology<S: RedoSource>(
             ),
         ));
     }
+    check_role(&identity, settings.capture_mode)?;
+    check_archive_destination(&identity, settings.archive_destination.as_deref())?;
+    let session_mode = resolve_mining_mode(settings.mining_mode, &identity)?;
     for pdb in &settings.pdbs {
         if !identity.open_pdbs.iter().any(|p| &p.name == pdb) {
             return Err(CdcError::new(
@@ -27,7 +40,10 @@ pub(super) fn check_topology<S: RedoSource>(
             ));
         }
     }
-    Ok(DbIdentity::new(identity.dbid, identity.resetlogs_scn))
+    Ok(Topology {
+        identity: DbIdentity::new(identity.dbid, identity.resetlogs_scn),
+        session_mode,
+    })
 }
 
 /// The position of a first start (`docs/decisions.md`, D9): the current SCN (or `cdc.start.scn`),
@@ -128,7 +144,15 @@ impl<S: RedoSource> CaptureEngine<S> {
         position: Option<Position>,
         clock: Box<dyn Clock>,
     ) -> Result<CaptureEngine<S>, CdcError> {
-        let identity = check_topology(&mut source, &settings)?;
+        let Topology {
+            identity,
+            session_mode,
+        } = check_topology(&mut source, &settings)?;
+        let nls = source.nls().map_err(source_stop)?;
+        let charsets = Arc::new(Charsets {
+            database: nls.character_set,
+            national: nls.national_character_set,
+        });
         let mut buffer = TransactionBuffer::open(settings.buffer.clone())?;
         let pool = DecodePool::new(settings.decode_threads).map_err(|e| {
             CdcError::new(CdcCode::TransientDatabase, format!("{e}")).without_retry()
@@ -159,6 +183,7 @@ impl<S: RedoSource> CaptureEngine<S> {
                 backoff: Backoff::new(settings.retry_max_time, identity.dbid ^ now),
                 remines: 0,
                 identity,
+                session_mode,
             },
             decoder: StepDecoder {
                 objects: Arc::default(),
@@ -184,6 +209,7 @@ impl<S: RedoSource> CaptureEngine<S> {
                 layouts: SchemaVersions::default(),
                 next_version: HashMap::new(),
                 published,
+                charsets,
             },
             side: SideRecords::default(),
             orphans: OrphanDetector::new(settings.orphan, now),
@@ -195,7 +221,7 @@ impl<S: RedoSource> CaptureEngine<S> {
             started: false,
         };
         let valid_from = engine.commit.position.resume.scn;
-        let differing = engine.refresh_objects(valid_from)?;
+        let differing = engine.refresh_objects(valid_from, Refresh::Start)?;
         // a first start (no offset, or offsets deleted) has no records to reconcile with what
         // the topic says: its stored versions are history, and only their numbering counts
         if restarting {

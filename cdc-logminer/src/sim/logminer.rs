@@ -179,7 +179,15 @@ impl SimDatabase {
                 };
                 let (layout, naming, target) = (named.layout, named.naming, named.target());
                 let (owner, name) = (named.owner, named.name);
-                let cols = &layout.columns;
+                let segment_named;
+                let cols = match naming {
+                    // a generic row counts the segment's columns, hidden ones included
+                    Naming::Generic => {
+                        segment_named = by_segment_column(layout);
+                        &segment_named
+                    }
+                    Naming::Dictionary => &layout.columns,
+                };
                 let sql = match kind {
                     DmlKind::Insert { after: values } | DmlKind::UndoDelete { row: values } => {
                         render::insert(&target, naming, &all(cols, values))
@@ -271,6 +279,18 @@ impl<'a> NamedAs<'a> {
     fn target(&self) -> String {
         render::target(&self.owner, &self.name)
     }
+}
+
+/// The layout's columns, each numbered by its segment column (what `"COL n"` counts) instead
+/// of its COLUMN_ID.
+fn by_segment_column(layout: &TableLayout) -> Vec<ColumnDef> {
+    let mut cols = layout.columns.clone();
+    for (at, slot) in layout.segment.iter().enumerate() {
+        if let Some(col) = slot.and_then(|i| cols.get_mut(usize::from(i))) {
+            col.position = at as u16 + 1;
+        }
+    }
+    cols
 }
 
 /// Every column with its value.

@@ -275,6 +275,8 @@ pub fn layout_from_spec(
         })
         .collect();
     let (key, key_source) = choose_key(&columns, spec.primary_key.clone(), &unique);
+    // a new table's segment stores its columns in COLUMN_ID order
+    let segment = (0..columns.len() as u16).map(Some).collect();
     Ok(TableLayout {
         table: id,
         version: 1,
@@ -287,6 +289,7 @@ pub fn layout_from_spec(
             all_columns: true,
             primary_key: false,
         },
+        segment,
     })
 }
 

@@ -22,13 +22,14 @@ use serde::{Deserialize, Serialize};
 
 use super::SimError;
 use super::db::{DbOp, SimDatabase};
+use super::logminer::DICTIONARY_MISMATCH_INFO;
 use super::model::Organization;
 use super::workload::{Step, Workload};
 use crate::source::{
     ActiveTransaction, CURRENT_LOG_NEXT_SCN, CaptureMode, CapturedObject, DatabaseIdentity,
     DatabaseRole, LogFile, LogInventoryQuery, LogLocation, LogStatus, MineSummary, MiningQuery,
     MiningWindow, NlsSettings, OpenMode, PdbInfo, RedoBound, RedoSource, RowSink, SegmentKind,
-    SessionRef, SourceError, TableFilter,
+    SessionMode, SessionRef, SourceError, TableFilter,
 };
 
 pub use crate::source::ORACLE_MAINTAINED_OWNERS;
@@ -112,6 +113,7 @@ pub struct SimSource {
     restart_pending: Option<u32>,
     opening_calls: u32,
     mined_rows: u64,
+    generic_rows: u64,
     /// Round trips the mining queries' rows took, `MiningQuery::fetch_size` rows each.
     fetches: u64,
 }
@@ -132,6 +134,7 @@ impl SimSource {
             restart_pending: None,
             opening_calls: 0,
             mined_rows: 0,
+            generic_rows: 0,
             fetches: 0,
         }
     }
@@ -186,6 +189,12 @@ impl SimSource {
     /// Rows handed to sinks so far.
     pub fn mined_rows(&self) -> u64 {
         self.mined_rows
+    }
+
+    /// DML rows handed to the engine generic (STATUS 2, "Dictionary Mismatch"): rows mined
+    /// after a later DDL of their table.
+    pub fn generic_rows(&self) -> u64 {
+        self.generic_rows
     }
 
     /// Round trips to the database the mining queries took so far: as the Oracle client, each
@@ -286,10 +295,15 @@ impl SimSource {
                 .collect::<Vec<_>>();
             let last = current.last().copied();
             let previous = current.iter().rev().nth(1).copied();
+            let unapplied = self.unapplied_logs(&current);
             for i in current {
                 let Some(log) = self.db.logs.get(i) else {
                     continue;
                 };
+                if unapplied.contains(&i) {
+                    // a standby lists only what it has applied (V$ARCHIVED_LOG.APPLIED)
+                    continue;
+                }
                 let next = log.next_scn.unwrap_or(CURRENT_LOG_NEXT_SCN);
                 if next <= query.from {
                     continue;
@@ -344,6 +358,93 @@ impl SimSource {
         Ok(out)
     }
 
+    /// Of one thread's logs (indexes, in sequence order), those a physical standby has
+    /// archived but not applied yet: the newest `standby_apply_lag_logs` archived ones.
+    fn unapplied_logs(&self, thread_logs: &[usize]) -> BTreeSet<usize> {
+        if self.db.config.role != DatabaseRole::PhysicalStandby {
+            return BTreeSet::new();
+        }
+        thread_logs
+            .iter()
+            .copied()
+            .filter(|i| self.db.logs.get(*i).is_some_and(|l| !l.copies.is_empty()))
+            .rev()
+            .take(self.db.config.standby_apply_lag_logs as usize)
+            .collect()
+    }
+
+    /// A session by SCN range: LogMiner finds the logs of the range itself, an archived copy
+    /// that is still there (any destination) or else the online log. A range that starts
+    /// below the oldest redo still there, or crosses a log that is gone, is ORA-01291; an end
+    /// beyond the current SCN is no error.
+    fn start_range_session(&mut self, window: &MiningWindow) -> Result<(), SourceError> {
+        let missing = || {
+            ora(
+                1291,
+                "ORA-01291: missing log file\nORA-06512: at \"SYS.DBMS_LOGMNR\", line 72\nORA-06512: at line 1"
+                    .into(),
+            )
+        };
+        if let Some(Fault::MissingLogFile) = self.faults.front() {
+            self.faults.pop_front();
+            return Err(missing());
+        }
+        let (start, end) = (window.start_scn, window.end_scn());
+        let mut logs = Vec::new();
+        for (index, log) in self.db.logs.iter().enumerate() {
+            let next = log.next_scn.unwrap_or(CURRENT_LOG_NEXT_SCN);
+            if log.incarnation != self.db.incarnation || next <= start || log.first_scn >= end {
+                continue;
+            }
+            let location = match log.copies.iter().find(|c| !c.removed && !c.deleted) {
+                Some(copy) => Some((
+                    LogLocation::Archived {
+                        dest_id: copy.dest as u32 + 1,
+                        dest_name: self
+                            .db
+                            .config
+                            .archive_dests
+                            .get(copy.dest)
+                            .cloned()
+                            .unwrap_or_default(),
+                    },
+                    copy.name.clone(),
+                )),
+                None if log.online && !log.lost => Some((
+                    LogLocation::Online { group: log.group },
+                    log.online_name(&self.db.config.db_name),
+                )),
+                None => None,
+            };
+            let Some((location, name)) = location else {
+                return Err(missing());
+            };
+            logs.push(SessionLog {
+                file: LogFile {
+                    thread: log.thread,
+                    sequence: log.sequence,
+                    first_scn: log.first_scn,
+                    next_scn: next,
+                    status: LogStatus::Available,
+                    archived: !log.copies.is_empty(),
+                    deleted: false,
+                    name: Some(name),
+                    location,
+                },
+                index,
+            });
+        }
+        if !logs
+            .iter()
+            .any(|l| l.file.first_scn <= start && start < l.file.next_scn)
+        {
+            return Err(missing());
+        }
+        logs.sort_by_key(|l| (l.file.thread, l.file.sequence));
+        self.session = Some(MinerSession { logs });
+        Ok(())
+    }
+
     fn find_log(&self, file: &LogFile) -> Option<usize> {
         self.db.logs.iter().position(|l| {
             l.thread == file.thread
@@ -356,18 +457,21 @@ impl SimSource {
 impl RedoSource for SimSource {
     fn identity(&mut self) -> Result<DatabaseIdentity, SourceError> {
         self.gate(SourceCall::Identity)?;
+        let session_pdb = self.db.config.session_pdb.clone();
         Ok(DatabaseIdentity {
             dbid: self.db.dbid,
             name: self.db.config.db_name.clone(),
             resetlogs_scn: self.db.resetlogs_scn,
-            role: DatabaseRole::Primary,
-            open_mode: OpenMode::ReadWrite,
+            role: self.db.config.role.clone(),
+            open_mode: self.db.config.open_mode.clone(),
             enabled_threads: self.db.threads.clone(),
             is_cdb: !self.db.config.pdbs.is_empty(),
+            // V$PDBS in a PDB lists only that PDB
             open_pdbs: self
                 .db
                 .containers
                 .iter()
+                .filter(|c| session_pdb.is_none() || c.name == session_pdb)
                 .filter_map(|c| {
                     c.name.as_ref().map(|n| PdbInfo {
                         con_id: c.con,
@@ -380,6 +484,8 @@ impl RedoSource for SimSource {
                     })
                 })
                 .collect(),
+            session_pdb,
+            valid_archive_destinations: self.db.config.archive_dests.clone(),
         })
     }
 
@@ -405,7 +511,13 @@ impl RedoSource for SimSource {
     ) -> Result<Vec<CapturedObject>, SourceError> {
         self.gate(SourceCall::ResolveObjects)?;
         let mut out = Vec::new();
-        for c in &self.db.containers {
+        let session_con = self.db.session_container();
+        for c in self
+            .db
+            .containers
+            .iter()
+            .filter(|c| session_con.is_none_or(|con| c.con == con))
+        {
             for t in c.tables.iter().filter(|t| !t.dropped && filter(&t.id)) {
                 match &t.organization {
                     Organization::Heap => out.push(CapturedObject {
@@ -473,6 +585,16 @@ impl RedoSource for SimSource {
     fn start_session(&mut self, window: &MiningWindow) -> Result<(), SourceError> {
         self.gate(SourceCall::StartSession)?;
         self.session = None;
+        match window.mode {
+            SessionMode::Range => return self.start_range_session(window),
+            SessionMode::Logs if self.db.config.session_pdb.is_some() => {
+                return Err(ora(
+                    65040,
+                    "ORA-65040: operation not allowed from within a pluggable database\nORA-06512: at \"SYS.DBMS_LOGMNR\", line 82\nORA-06512: at line 1".into(),
+                ));
+            }
+            SessionMode::Logs => {}
+        }
         if window.logs.is_empty() {
             return Err(ora(
                 1292,
@@ -694,9 +816,23 @@ impl RedoSource for SimSource {
             query,
             objects: &objects,
             excluded: &excluded,
+            container: self.db.session_container(),
         };
-        let (summary, end) = stream(&self.db, merged, fail_at, mid_read_after, &filter, sink);
+        let mut generic = 0;
+        let mut counting = |row: MinedRow| {
+            generic += u64::from(row.info.as_deref() == Some(DICTIONARY_MISMATCH_INFO));
+            sink(row)
+        };
+        let (summary, end) = stream(
+            &self.db,
+            merged,
+            fail_at,
+            mid_read_after,
+            &filter,
+            &mut counting,
+        );
         self.mined_rows += summary.rows;
+        self.generic_rows += generic;
         self.fetches += summary
             .rows
             .div_ceil(u64::from(query.fetch_size.max(1)))
@@ -721,6 +857,7 @@ impl RedoSource for SimSource {
 
     fn active_transactions(&mut self) -> Result<Vec<ActiveTransaction>, SourceError> {
         self.gate(SourceCall::ActiveTransactions)?;
+        let session_con = self.db.session_container();
         Ok(self
             .db
             .open_transactions()
@@ -740,6 +877,8 @@ impl RedoSource for SimSource {
                 }),
                 username: Some(s.user.clone()),
             })
+            // a PDB's GV$TRANSACTION shows its own transactions
+            .filter(|t| session_con.is_none_or(|con| t.con == con))
             .collect())
     }
 
@@ -856,12 +995,19 @@ struct QueryFilter<'a> {
     query: &'a MiningQuery,
     objects: &'a BTreeSet<(ConId, ObjectId)>,
     excluded: &'a BTreeSet<&'a str>,
+    /// The PDB the session is connected to: V$LOGMNR_CONTENTS there returns only its redo.
+    container: Option<ConId>,
 }
 
 impl QueryFilter<'_> {
     /// Whether the query returns a row.
     fn keeps(&self, row: &MinedRow) -> bool {
         let excluded = self.excluded;
+        if row.operation != Operation::MissingScn
+            && self.container.is_some_and(|con| row.src_con_id != con)
+        {
+            return false;
+        }
         match row.operation {
             Operation::Start | Operation::Commit | Operation::Rollback | Operation::MissingScn => {
                 true
@@ -984,6 +1130,7 @@ pub fn whole_window(logs: &[LogFile]) -> MiningWindow {
     MiningWindow {
         start_scn: logs.first().map(|l| l.first_scn).unwrap_or_default(),
         logs: logs.to_vec(),
+        mode: SessionMode::Logs,
     }
 }
 

@@ -57,11 +57,11 @@ pub struct WorkloadConfig {
     /// row, so LogMiner shows it as INTERNAL and LOB_WRITE rows. Drawn from a stream of its
     /// own, so the rate changes LOB values only, never which statements a seed makes.
     pub large_lob_rate: f64,
-    /// Columns the DDL statements may add to APP.CUSTOMERS over the run; past it, the draw
-    /// that would have added one truncates HR.AUDIT_LOG. Rows mined with the online catalog
-    /// after such an ALTER cannot be decoded (STATUS 2), so a workload mined as a backlog
-    /// sets it to 0.
-    pub max_added_columns: u32,
+    /// ALTERs the DDL statements may make of APP.CUSTOMERS over the run: add a column (of
+    /// several types), drop one, set one unused, drop the unused ones, modify one's type. Past
+    /// it, the draw that would have made one truncates HR.AUDIT_LOG. Rows written before such
+    /// an ALTER and mined after it come back generic (STATUS 2, `"COL n"`).
+    pub max_alters: u32,
 }
 
 impl Default for WorkloadConfig {
@@ -88,7 +88,7 @@ impl Default for WorkloadConfig {
             think_millis: 200,
             log_switch_rate: 0.001,
             large_lob_rate: 0.1,
-            max_added_columns: 4,
+            max_alters: 6,
         }
     }
 }
@@ -159,6 +159,7 @@ pub struct RandomWorkload {
     plans: BTreeMap<SessionName, SessionPlan>,
     next_ids: BTreeMap<(usize, String), i64>,
     created: u32,
+    alters: u32,
     added_columns: u32,
     huge_left: u64,
     finishing: bool,
@@ -185,6 +186,7 @@ impl RandomWorkload {
             plans: BTreeMap::new(),
             next_ids: BTreeMap::new(),
             created: 0,
+            alters: 0,
             added_columns: 0,
             finishing: false,
         }
@@ -578,16 +580,10 @@ impl RandomWorkload {
                     spec,
                 })
             }
-            1 if self.added_columns < self.config.max_added_columns => {
-                self.added_columns += 1;
-                db.apply(&DbOp::AddColumn {
-                    table: qualify("APP.CUSTOMERS"),
-                    column: ColumnSpec {
-                        name: format!("EXTRA_{}", self.added_columns),
-                        data_type: "VARCHAR2(30)".into(),
-                        nullable: true,
-                    },
-                })
+            1 if self.alters < self.config.max_alters => {
+                self.alters += 1;
+                let op = self.alter(db, con, qualify("APP.CUSTOMERS"));
+                db.apply(&op)
             }
             _ => db.apply(&DbOp::Truncate {
                 table: qualify("HR.AUDIT_LOG"),
@@ -596,6 +592,81 @@ impl RandomWorkload {
         match result {
             Ok(()) | Err(SimError::Ora(..)) => Ok(()),
             Err(e) => Err(e),
+        }
+    }
+
+    /// One ALTER of `table` (APP.CUSTOMERS in container `con`): the columns it adds
+    /// (`EXTRA_n`) are the ones it may drop, set unused or modify.
+    fn alter(&mut self, db: &SimDatabase, con: usize, table: String) -> DbOp {
+        let layout = db
+            .containers
+            .get(con)
+            .and_then(|c| {
+                c.tables
+                    .iter()
+                    .rfind(|t| !t.dropped && t.id.owner == "APP" && t.id.table == "CUSTOMERS")
+            })
+            .and_then(|t| t.shared_layout());
+        let extras: Vec<ColumnDef> = layout
+            .iter()
+            .flat_map(|l| &l.columns)
+            .filter(|c| c.name.starts_with("EXTRA_"))
+            .cloned()
+            .collect();
+        let hidden = layout
+            .as_ref()
+            .is_some_and(|l| l.segment.iter().any(Option::is_none));
+        let pick = self.rng.pick(&extras).cloned();
+        match (self.rng.below(6), pick) {
+            (1, Some(c)) => DbOp::DropColumn {
+                table,
+                column: c.name,
+            },
+            (2, Some(c)) => DbOp::SetUnused {
+                table,
+                column: c.name,
+            },
+            (3, _) if hidden => DbOp::DropUnusedColumns { table },
+            (4, Some(c)) => {
+                // a longer text, a wider number, or (refused unless the column is empty,
+                // ORA-01439) another type
+                let data_type = match c.data_type {
+                    ColumnType::Varchar2 => format!("VARCHAR2({})", c.length.max(1) * 2),
+                    ColumnType::Number if self.rng.chance(0.5) => "VARCHAR2(40)".to_owned(),
+                    ColumnType::Number => "NUMBER(16,2)".to_owned(),
+                    _ => "VARCHAR2(40)".to_owned(),
+                };
+                DbOp::ModifyColumn {
+                    table,
+                    column: ColumnSpec {
+                        name: c.name,
+                        data_type,
+                        nullable: true,
+                    },
+                }
+            }
+            _ => {
+                self.added_columns += 1;
+                const TYPES: &[&str] = &[
+                    "VARCHAR2(30)",
+                    "NUMBER(12,2)",
+                    "DATE",
+                    "TIMESTAMP(6)",
+                    "NVARCHAR2(20)",
+                    "BINARY_DOUBLE",
+                    "INTERVAL DAY(2) TO SECOND(6)",
+                    "RAW(16)",
+                ];
+                let data_type = self.rng.pick(TYPES).copied().unwrap_or("VARCHAR2(30)");
+                DbOp::AddColumn {
+                    table,
+                    column: ColumnSpec {
+                        name: format!("EXTRA_{}", self.added_columns),
+                        data_type: data_type.to_owned(),
+                        nullable: true,
+                    },
+                }
+            }
         }
     }
 

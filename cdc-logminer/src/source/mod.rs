@@ -105,6 +105,15 @@ pub struct DatabaseIdentity {
     pub is_cdb: bool,
     /// Every PDB but PDB$SEED, with its open mode.
     pub open_pdbs: Vec<PdbInfo>,
+    /// The PDB the session is connected to (`SYS_CONTEXT('USERENV', 'CON_NAME')` when
+    /// `CON_ID` is above 1); `None` at the CDB root or in a non-CDB. `cdc.mining.mode=auto`
+    /// mines by SCN range there, as a PDB cannot add log files (ORA-65040).
+    #[serde(default)]
+    pub session_pdb: Option<String>,
+    /// `V$ARCHIVE_DEST_STATUS` destinations with STATUS VALID and TYPE LOCAL, lowest DEST_ID
+    /// first: the ones whose copies can be mined. None at all stops with CDC-5001.
+    #[serde(default)]
+    pub valid_archive_destinations: Vec<String>,
 }
 
 /// `cdc.capture.mode`: which logs the inventory offers (the configuration's own type).
@@ -221,11 +230,55 @@ pub struct CapturedObject {
     pub segment: SegmentKind,
 }
 
+/// How a LogMiner session is given its redo: `cdc.mining.mode` resolved against the
+/// session's container (`auto` is `Range` in a PDB, `Logs` elsewhere).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SessionMode {
+    /// `DBMS_LOGMNR.ADD_LOGFILE` for every log of the window, then START_LOGMNR.
+    #[default]
+    Logs,
+    /// START_LOGMNR by SCN range alone (STARTSCN, ENDSCN, online catalog): LogMiner finds
+    /// the logs itself, which is what a session connected to a PDB can do. A redo dictionary
+    /// cannot be added this way, so builds and the replay with one are not available.
+    Range,
+}
+
+impl SessionMode {
+    /// The `cdc.mining.mode` value that names it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SessionMode::Logs => "logs",
+            SessionMode::Range => "range",
+        }
+    }
+}
+
 /// The LogMiner session's redo: a window of whole logs, started at the first SCN of the first.
+/// In [`SessionMode::Range`] the logs are not added: they bound the SCN range
+/// ([`MiningWindow::end_scn`]), and the inventory they come from still proves the redo
+/// continuous and present.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct MiningWindow {
     pub logs: Vec<LogFile>,
     pub start_scn: Scn,
+    #[serde(default)]
+    pub mode: SessionMode,
+}
+
+impl MiningWindow {
+    /// The end of the range a [`SessionMode::Range`] session is started with: NEXT_CHANGE# of
+    /// the window's newest log, which for the CURRENT log is V$LOG's "highest possible SCN"
+    /// (an end beyond the current SCN is accepted). A lower end would drop rows that the
+    /// redo-address cursor has not passed yet: rows of private strands reach the log late
+    /// with older SCNs, so rows above an SCN bound can sit before rows below it.
+    pub fn end_scn(&self) -> Scn {
+        self.logs
+            .iter()
+            .map(|l| l.next_scn)
+            .max()
+            .unwrap_or(self.start_scn)
+    }
 }
 
 /// The lower bound of a mining query.
@@ -327,6 +380,21 @@ pub struct NlsSettings {
     pub timestamp_format: String,
     pub timestamp_tz_format: String,
     pub numeric_characters: String,
+    /// The database character set (`NLS_DATABASE_PARAMETERS.NLS_CHARACTERSET`): what the
+    /// internal form of CHAR and VARCHAR2 values is stored in.
+    #[serde(default = "default_character_set")]
+    pub character_set: String,
+    /// The national character set (`NLS_NCHAR_CHARACTERSET`), of NCHAR and NVARCHAR2 values.
+    #[serde(default = "default_national_character_set")]
+    pub national_character_set: String,
+}
+
+fn default_character_set() -> String {
+    "AL32UTF8".to_owned()
+}
+
+fn default_national_character_set() -> String {
+    "AL16UTF16".to_owned()
 }
 
 impl NlsSettings {
@@ -337,6 +405,8 @@ impl NlsSettings {
             timestamp_format: "SYYYY-MM-DD HH24:MI:SS.FF9".to_owned(),
             timestamp_tz_format: "SYYYY-MM-DD HH24:MI:SS.FF9 TZH:TZM".to_owned(),
             numeric_characters: ".,".to_owned(),
+            character_set: default_character_set(),
+            national_character_set: default_national_character_set(),
         }
     }
 }
@@ -464,7 +534,9 @@ pub trait RedoSource: Send + fmt::Debug {
     /// The logs with NEXT_CHANGE# above `query.from`, per enabled thread, ordered by thread and
     /// sequence: archived copies at one destination, plus (online mode) the online logs of the
     /// sequences not archived there. Deleted copies are listed with `deleted` set, so a purge
-    /// is seen as such; a sequence with no row at all is a gap.
+    /// is seen as such; a sequence with no row at all is a gap. On a physical standby only the
+    /// copies already applied (`V$ARCHIVED_LOG.APPLIED = 'YES'`) are listed: mining stays at
+    /// or below the applied SCN.
     fn log_inventory(&mut self, query: &LogInventoryQuery) -> Result<Vec<LogFile>, SourceError>;
 
     /// The object ids, per container, of the tables `filter` captures, including partitions,
@@ -481,15 +553,17 @@ pub trait RedoSource: Send + fmt::Debug {
     /// For each of `tables`, the seconds from the time `scn` was current (SCN_TO_TIMESTAMP) to
     /// the table's last DDL (DBA_OBJECTS.LAST_DDL_TIME); negative when the DDL came first. A
     /// table the database cannot say this of (an SCN older than its SCN-to-time map, a table
-    /// it does not list) is left out. Asked at start only, for tables whose stored schema
-    /// version differs from the dictionary (CDC-6003).
+    /// it does not list) is left out. Asked at start, for every captured table (whether its
+    /// layout now is the one of the resume point, and CDC-6003), and at a DDL row for its
+    /// table (whether the layout read then is the one that DDL made).
     fn last_ddl_after(
         &mut self,
         tables: &[TableId],
         scn: Scn,
     ) -> Result<Vec<(TableId, i64)>, SourceError>;
 
-    /// Starts (or replaces) the LogMiner session over a window of whole logs.
+    /// Starts (or replaces) the LogMiner session over a window of whole logs: adding them
+    /// ([`SessionMode::Logs`]) or by their SCN range ([`SessionMode::Range`]).
     fn start_session(&mut self, window: &MiningWindow) -> Result<(), SourceError>;
 
     /// Ends the LogMiner session; ending none is no error.

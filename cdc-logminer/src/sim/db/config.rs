@@ -3,6 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::sim::model::TableSpec;
+use crate::source::{DatabaseRole, OpenMode};
 
 /// How the simulated database is set up. Every field has a default; the seed drives the rest.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -37,6 +38,17 @@ pub struct SimConfig {
     /// LOB columns use BasicFile storage (an INTERNAL and a LOB_TRIM row follow the writes of
     /// an out-of-row value); the default is SecureFile, 23ai's default.
     pub basicfile_lobs: bool,
+    /// `V$DATABASE.DATABASE_ROLE` and `OPEN_MODE` as the database reports them: the redo is
+    /// the same whatever role is played, the connector decides what it accepts.
+    pub role: DatabaseRole,
+    pub open_mode: OpenMode,
+    /// On a physical standby, how many of the newest archived logs of each thread are not
+    /// applied yet (`V$ARCHIVED_LOG.APPLIED = 'NO'`); the log inventory lists only applied ones.
+    pub standby_apply_lag_logs: u32,
+    /// The PDB (one of `pdbs`) the capture session is connected to; `None`: the CDB root, or a
+    /// non-CDB. Connected to a PDB, ADD_LOGFILE fails with ORA-65040, a session by SCN range
+    /// works, and the session sees only that PDB's objects, transactions and redo.
+    pub session_pdb: Option<String>,
 }
 
 impl Default for SimConfig {
@@ -57,6 +69,10 @@ impl Default for SimConfig {
             unknown_sqn_rate: 0.2,
             tables: None,
             basicfile_lobs: false,
+            role: DatabaseRole::Primary,
+            open_mode: OpenMode::ReadWrite,
+            standby_apply_lag_logs: 0,
+            session_pdb: None,
         }
     }
 }

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use cdc_core::table::quote_identifier;
-use cdc_core::{ObjectId, Scn, TableId, Value};
+use cdc_core::{ObjectId, Scn, TableId, TableLayout, Value};
 
 use super::SimDatabase;
 use super::records::{Body, Group};
@@ -271,12 +271,121 @@ impl SimDatabase {
                     .ok_or_else(|| SimError::Scenario("no layout".into()))?;
                 let position = layout.columns.len() as u16 + 1;
                 layout.columns.push(column_def(&column, position)?);
+                // a new column takes the next segment column
+                layout.segment.push(Some(position - 1));
                 layout.version += 1;
                 layout.valid_from = scn;
                 t.versions.push(std::sync::Arc::new(layout));
                 for row in t.rows.values_mut() {
                     row.push(Value::Null);
                 }
+                Ok(())
+            },
+        )
+    }
+
+    /// `ALTER TABLE … DROP COLUMN`: the column leaves every row, and the segment columns after
+    /// it move up one.
+    pub(super) fn drop_column(&mut self, table: &str, column: &str) -> Result<(), SimError> {
+        let tail = format!("DROP COLUMN {}", quote_identifier(column));
+        let column = column.to_owned();
+        self.alter_table(
+            table,
+            &|q| format!("ALTER TABLE {q} {tail}"),
+            move |t, scn, _, _| {
+                let at = removable_column(t, &column)?;
+                let mut layout = next_layout(t, scn)?;
+                remove_column(&mut layout, at);
+                layout.segment.retain(|slot| *slot != Some(at as u16));
+                renumber_segment(&mut layout, at);
+                push_layout(t, layout, at);
+                Ok(())
+            },
+        )
+    }
+
+    /// `ALTER TABLE … SET UNUSED (column)`: the column is gone from the dictionary's view, but
+    /// keeps its segment column (hidden) until `DROP UNUSED COLUMNS`.
+    pub(super) fn set_unused(&mut self, table: &str, column: &str) -> Result<(), SimError> {
+        let tail = format!("SET UNUSED ({})", quote_identifier(column));
+        let column = column.to_owned();
+        self.alter_table(
+            table,
+            &|q| format!("ALTER TABLE {q} {tail}"),
+            move |t, scn, _, _| {
+                let at = removable_column(t, &column)?;
+                let mut layout = next_layout(t, scn)?;
+                remove_column(&mut layout, at);
+                for slot in &mut layout.segment {
+                    if *slot == Some(at as u16) {
+                        *slot = None;
+                    }
+                }
+                renumber_segment(&mut layout, at);
+                push_layout(t, layout, at);
+                Ok(())
+            },
+        )
+    }
+
+    /// `ALTER TABLE … DROP UNUSED COLUMNS`: the hidden columns leave the segment; the visible
+    /// columns stay as they were.
+    pub(super) fn drop_unused_columns(&mut self, table: &str) -> Result<(), SimError> {
+        self.alter_table(
+            table,
+            &|q| format!("ALTER TABLE {q} DROP UNUSED COLUMNS"),
+            move |t, scn, _, _| {
+                let mut layout = next_layout(t, scn)?;
+                layout.segment.retain(Option::is_some);
+                t.versions.push(std::sync::Arc::new(layout));
+                Ok(())
+            },
+        )
+    }
+
+    /// `ALTER TABLE … MODIFY (column type)`: a new type for a column. As Oracle, a change of
+    /// the data type itself (not only its length, precision or scale) needs the column to be
+    /// empty (ORA-01439).
+    pub(super) fn modify_column(
+        &mut self,
+        table: &str,
+        column: &ColumnSpec,
+    ) -> Result<(), SimError> {
+        let tail = format!(
+            "MODIFY ({} {})",
+            quote_identifier(&column.name),
+            column.data_type.to_ascii_uppercase()
+        );
+        let column = column.clone();
+        self.alter_table(
+            table,
+            &|q| format!("ALTER TABLE {q} {tail}"),
+            move |t, scn, _, _| {
+                let at = t
+                    .layout()
+                    .and_then(|l| l.column_index(&column.name))
+                    .ok_or_else(|| {
+                        SimError::Ora(
+                            cdc_core::ora::OraCode(904),
+                            format!("ORA-00904: \"{}\": invalid identifier", column.name),
+                        )
+                    })?;
+                let mut layout = next_layout(t, scn)?;
+                let old = layout.columns[at].clone();
+                let mut new = column_def(&column, old.position)?;
+                new.nullable = old.nullable;
+                let holds_values = t
+                    .rows
+                    .values()
+                    .any(|row| row.get(at).is_some_and(|v| *v != Value::Null));
+                if new.data_type != old.data_type && holds_values {
+                    return Err(SimError::Ora(
+                        cdc_core::ora::OraCode(1439),
+                        "ORA-01439: column to be modified must be empty to change datatype".into(),
+                    ));
+                }
+                layout.columns[at] = new;
+                t.versions.push(std::sync::Arc::new(layout));
                 Ok(())
             },
         )
@@ -335,5 +444,70 @@ impl SimDatabase {
                 Ok(())
             },
         )
+    }
+}
+
+/// The next layout of a table, valid from `scn`: a copy of the current one.
+fn next_layout(t: &SimTable, scn: Scn) -> Result<TableLayout, SimError> {
+    let mut layout = t
+        .layout()
+        .cloned()
+        .ok_or_else(|| SimError::Scenario("no layout".into()))?;
+    layout.version += 1;
+    layout.valid_from = scn;
+    Ok(layout)
+}
+
+/// The index of a column that DROP COLUMN or SET UNUSED may take away: not a key column (the
+/// simulator keeps its keys), and not the last column (ORA-12983).
+fn removable_column(t: &SimTable, column: &str) -> Result<usize, SimError> {
+    let layout = t
+        .layout()
+        .ok_or_else(|| SimError::Scenario("no layout".into()))?;
+    let at = layout.column_index(column).ok_or_else(|| {
+        SimError::Ora(
+            cdc_core::ora::OraCode(904),
+            format!("ORA-00904: \"{column}\": invalid identifier"),
+        )
+    })?;
+    if layout.is_key_column(column) {
+        return Err(SimError::Ora(
+            cdc_core::ora::OraCode(12992),
+            "ORA-12992: cannot drop parent key column".into(),
+        ));
+    }
+    if layout.columns.len() == 1 {
+        return Err(SimError::Ora(
+            cdc_core::ora::OraCode(12983),
+            "ORA-12983: cannot drop all columns in a table".into(),
+        ));
+    }
+    Ok(at)
+}
+
+/// Takes column `at` out of the layout's columns; the later ones move up one COLUMN_ID.
+fn remove_column(layout: &mut TableLayout, at: usize) {
+    layout.columns.remove(at);
+    for c in &mut layout.columns[at..] {
+        c.position -= 1;
+    }
+}
+
+/// The segment's column indexes past `at` move down one, as the columns did.
+fn renumber_segment(layout: &mut TableLayout, at: usize) {
+    for index in layout.segment.iter_mut().flatten() {
+        if usize::from(*index) > at {
+            *index -= 1;
+        }
+    }
+}
+
+/// Makes `layout` (without column `at`) the table's current one; its rows lose the column.
+fn push_layout(t: &mut SimTable, layout: TableLayout, at: usize) {
+    t.versions.push(std::sync::Arc::new(layout));
+    for row in t.rows.values_mut() {
+        if at < row.len() {
+            row.remove(at);
+        }
     }
 }

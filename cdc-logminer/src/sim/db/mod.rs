@@ -48,6 +48,7 @@ use super::clock::SimClock;
 use super::model::SimTable;
 use super::rng::SimRng;
 use super::truth::GroundTruth;
+use crate::source::{DatabaseRole, OpenMode};
 use locks::RowKey;
 
 /// A container: the database itself (non-CDB) or one PDB.
@@ -86,6 +87,14 @@ pub struct SimDatabase {
 impl SimDatabase {
     /// A database as `config` describes it, with its tables created at SCN 1000-ish.
     pub fn new(config: SimConfig) -> Result<SimDatabase, SimError> {
+        if let Some(pdb) = &config.session_pdb
+            && !config.pdbs.contains(pdb)
+        {
+            return Err(SimError::Scenario(format!(
+                "the session's PDB {pdb} is not one of the database's PDBs ({})",
+                config.pdbs.join(", ")
+            )));
+        }
         let mut rng = SimRng::new(config.seed);
         let clock_offset = rng.below(3600);
         let dbid = 1_000_000_000 + rng.below(3_000_000_000);
@@ -158,6 +167,39 @@ impl SimDatabase {
         &self.config
     }
 
+    /// A role change (a switchover, a standby converted): what V$DATABASE reports from now on.
+    pub fn set_role(&mut self, role: DatabaseRole, open_mode: OpenMode) {
+        self.config.role = role;
+        self.config.open_mode = open_mode;
+    }
+
+    /// The next connection lands in another container: `pdb` (one of the PDBs), or the CDB
+    /// root for `None`.
+    pub fn set_session_pdb(&mut self, pdb: Option<String>) -> Result<(), SimError> {
+        if let Some(name) = &pdb
+            && !self.config.pdbs.contains(name)
+        {
+            return Err(SimError::Scenario(format!("no PDB named {name}")));
+        }
+        self.config.session_pdb = pdb;
+        Ok(())
+    }
+
+    /// A physical standby's apply catches up (or falls behind): the newest `logs` archived
+    /// logs of each thread are not applied.
+    pub fn set_standby_apply_lag_logs(&mut self, logs: u32) {
+        self.config.standby_apply_lag_logs = logs;
+    }
+
+    /// The container of the PDB the session is connected to, if it is connected to one.
+    pub fn session_container(&self) -> Option<ConId> {
+        let pdb = self.config.session_pdb.as_deref()?;
+        self.containers
+            .iter()
+            .find(|c| c.name.as_deref() == Some(pdb))
+            .map(|c| c.con)
+    }
+
     /// The highest SCN handed out.
     pub fn current_scn(&self) -> Scn {
         Scn(self.scn)
@@ -176,9 +218,9 @@ impl SimDatabase {
     /// The seconds from the time `scn` was current to the last DDL on `table`, in the
     /// database's clock; negative when the DDL came first. As SCN_TO_TIMESTAMP, the time of an
     /// SCN is that of the newest redo at or before it; `None` for an SCN before all redo, or a
-    /// table no DDL has touched.
+    /// table the database does not list. A table no DDL in the redo touched was created before
+    /// it: its last DDL is an hour before the first redo.
     pub fn last_ddl_after(&self, table: &TableId, scn: Scn) -> Option<i64> {
-        let ddl = self.truth.ddl.iter().rev().find(|d| &d.table == table)?;
         let time_of = |at: Scn| {
             self.logs
                 .iter()
@@ -187,7 +229,29 @@ impl SimDatabase {
                 .max_by_key(|p| p.record.scn)
                 .map(|p| p.record.time.epoch_nanos())
         };
-        let seconds = (time_of(ddl.scn)? - time_of(scn)?) / 1_000_000_000;
+        let ddl_time = match self.truth.ddl.iter().rev().find(|d| &d.table == table) {
+            Some(ddl) => time_of(ddl.scn)?,
+            None => {
+                let listed = self
+                    .containers
+                    .iter()
+                    .flat_map(|c| &c.tables)
+                    .any(|t| !t.dropped && &t.id == table);
+                let first = self
+                    .logs
+                    .iter()
+                    .flat_map(|log| &log.records)
+                    .map(|p| p.record.time.epoch_nanos())
+                    .min()?;
+                if !listed {
+                    return None;
+                }
+                first - 3_600 * 1_000_000_000
+            }
+        };
+        // as Oracle's DATE arithmetic: both times cut to their second, then subtracted
+        let second = |nanos: i128| nanos.div_euclid(1_000_000_000);
+        let seconds = second(ddl_time) - second(time_of(scn)?);
         i64::try_from(seconds).ok()
     }
 

@@ -110,6 +110,22 @@ pub enum DbOp<V = Value> {
         table: String,
         column: ColumnSpec,
     },
+    DropColumn {
+        table: String,
+        column: String,
+    },
+    SetUnused {
+        table: String,
+        column: String,
+    },
+    DropUnusedColumns {
+        table: String,
+    },
+    /// `ALTER TABLE … MODIFY`: the column of that name gets the spec's type.
+    ModifyColumn {
+        table: String,
+        column: ColumnSpec,
+    },
     DropTable {
         table: String,
     },
@@ -281,6 +297,10 @@ impl SimDatabase {
             DbOp::Rollback { session } => self.rollback(session),
             DbOp::CreateTable { spec, user } => self.create_table(user.as_deref(), spec),
             DbOp::AddColumn { table, column } => self.add_column(table, column),
+            DbOp::DropColumn { table, column } => self.drop_column(table, column),
+            DbOp::SetUnused { table, column } => self.set_unused(table, column),
+            DbOp::DropUnusedColumns { table } => self.drop_unused_columns(table),
+            DbOp::ModifyColumn { table, column } => self.modify_column(table, column),
             DbOp::DropTable { table } => self.drop_table(table),
             DbOp::Truncate { table } => self.truncate(table),
             DbOp::AddPartition {

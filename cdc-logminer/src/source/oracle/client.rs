@@ -18,8 +18,8 @@ use super::sql::{self, Bind, Statement};
 use crate::source::{
     ActiveTransaction, CaptureMode, CapturedObject, DatabaseIdentity, DatabaseRole, LogFile,
     LogInventoryQuery, LogLocation, LogStatus, MineSummary, MiningQuery, MiningWindow, NlsSettings,
-    OpenMode, PdbInfo, RedoBound, RedoSource, RowSink, SegmentKind, SessionRef, SourceError,
-    TableFilter,
+    OpenMode, PdbInfo, RedoBound, RedoSource, RowSink, SegmentKind, SessionMode, SessionRef,
+    SourceError, TableFilter,
 };
 
 fn driver(e: oracle::Error) -> SourceError {
@@ -172,7 +172,19 @@ impl RedoSource for OracleSource {
             enabled_threads: Vec::new(),
             is_cdb,
             open_pdbs: Vec::new(),
+            session_pdb: None,
+            valid_archive_destinations: Vec::new(),
         };
+        if let Some(r) = self.rows(sql::SESSION_CONTAINER, &[])?.first() {
+            // SYS_CONTEXT answers text: CON_ID 0 in a non-CDB, 1 at the root, above in a PDB
+            let con_id: String = col(r, 0)?;
+            if con_id.trim().parse::<u32>().is_ok_and(|id| id > 1) {
+                identity.session_pdb = col(r, 1)?;
+            }
+        }
+        for r in self.rows(sql::ARCHIVE_DESTINATIONS, &[])? {
+            identity.valid_archive_destinations.push(col(&r, 1)?);
+        }
         for r in self.rows(sql::ENABLED_THREADS, &[])? {
             identity.enabled_threads.push(RedoThread(col(&r, 0)?));
         }
@@ -465,12 +477,26 @@ impl RedoSource for OracleSource {
                 )
             };
             let mut columns = Vec::new();
+            // (SEGMENT_COLUMN_ID, index into `columns` or None for a hidden column)
+            let mut stored: Vec<(u16, Option<u16>)> = Vec::new();
             for r in self.rows(cols_sql, &params)? {
+                let segment_column: Option<u16> = col(&r, 9)?;
+                let column_id: Option<u16> = col(&r, 1)?;
+                let hidden = col::<String>(&r, 8)? == "YES";
+                let Some(position) = column_id.filter(|_| !hidden) else {
+                    if let Some(n) = segment_column {
+                        stored.push((n, None));
+                    }
+                    continue;
+                };
+                if let Some(n) = segment_column {
+                    stored.push((n, Some(columns.len() as u16)));
+                }
                 let data_type: String = col(&r, 2)?;
                 let ty = ColumnType::from_dictionary(&data_type);
                 let char_length: Option<u32> = col(&r, 4)?;
                 let data_length: u32 = col(&r, 3)?;
-                let mut c = ColumnDef::new(col::<String>(&r, 0)?, col(&r, 1)?, ty.clone());
+                let mut c = ColumnDef::new(col::<String>(&r, 0)?, position, ty.clone());
                 c.length = match ty {
                     ColumnType::Char
                     | ColumnType::NChar
@@ -510,6 +536,7 @@ impl RedoSource for OracleSource {
                 .collect::<Result<Vec<_>, _>>()?;
             let supplemental = table_supplemental(database, pdb_logging, &groups);
             out.push(TableLayout {
+                segment: segment_order(stored),
                 table: t.clone(),
                 version: 1,
                 valid_from: Scn(0),
@@ -523,6 +550,15 @@ impl RedoSource for OracleSource {
     }
 
     fn start_session(&mut self, window: &MiningWindow) -> Result<(), SourceError> {
+        if window.mode == SessionMode::Range {
+            // an end beyond the current SCN is accepted; Oracle's "highest possible SCN" of
+            // the CURRENT log does not fit a signed bind, so it is capped there
+            let end = i64::try_from(window.end_scn().get()).unwrap_or(i64::MAX);
+            return self.exec(
+                sql::START_LOGMNR_RANGE,
+                &[Bind::Int(window.start_scn.get() as i64), Bind::Int(end)],
+            );
+        }
         for (i, log) in window.logs.iter().enumerate() {
             let name = log.name.clone().ok_or_else(|| SourceError::Invalid {
                 message: format!("log {}/{} has no file name", log.thread, log.sequence),
@@ -678,6 +714,15 @@ impl RedoSource for OracleSource {
                 _ => {}
             }
         }
+        for r in self.rows(sql::CHARACTER_SETS, &[])? {
+            let name: String = col(&r, 0)?;
+            let value: String = col(&r, 1)?;
+            match name.as_str() {
+                "NLS_CHARACTERSET" => nls.character_set = value,
+                "NLS_NCHAR_CHARACTERSET" => nls.national_character_set = value,
+                _ => {}
+            }
+        }
         Ok(nls)
     }
 
@@ -690,6 +735,21 @@ impl RedoSource for OracleSource {
 
 /// Unique indexes from `(index owner, index name, column)` rows ordered by owner, name and
 /// column position: each run of one owner's index is one index.
+/// The segment order of a table from its (SEGMENT_COLUMN_ID, column index) pairs: the stored
+/// columns by segment column number. Empty when the numbers do not run 1, 2, … without a gap
+/// (the dictionary then tells nothing the decoder could rely on).
+fn segment_order(mut stored: Vec<(u16, Option<u16>)>) -> Vec<Option<u16>> {
+    stored.sort_by_key(|(n, _)| *n);
+    let consecutive = stored
+        .iter()
+        .enumerate()
+        .all(|(i, (n, _))| usize::from(*n) == i + 1);
+    if !consecutive {
+        return Vec::new();
+    }
+    stored.into_iter().map(|(_, at)| at).collect()
+}
+
 fn group_unique_indexes(rows: Vec<(String, String, String)>) -> Vec<UniqueIndex> {
     let mut out: Vec<UniqueIndex> = Vec::new();
     let mut last_owner = String::new();
@@ -731,6 +791,18 @@ fn table_supplemental(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A column SET UNUSED keeps its segment place; rows in any order sort by it; numbers with
+    /// a gap give no order at all.
+    #[test]
+    fn segment_order_counts_hidden_columns() {
+        assert_eq!(
+            segment_order(vec![(3, Some(1)), (1, Some(0)), (2, None)]),
+            vec![Some(0), None, Some(1)]
+        );
+        assert_eq!(segment_order(vec![(1, Some(0)), (3, Some(1))]), vec![]);
+        assert_eq!(segment_order(Vec::new()), vec![]);
+    }
 
     /// The dictionary's rows of unique indexes become one index per owner and name, columns in
     /// order; two owners' indexes of one name stay apart.

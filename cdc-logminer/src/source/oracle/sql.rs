@@ -6,6 +6,7 @@
 //!   inventory ── ARCHIVED_LOGS (one DEST_ID, current incarnation) + ONLINE_LOGS
 //!   objects ── OBJECTS_* + IOT_TOP_* ── layouts ── COLUMNS_* + PRIMARY_KEY_*
 //!   session ── ADD_LOGFILE_NEW, ADD_LOGFILE_ADD… ── START_LOGMNR ── mining_query() ── END_LOGMNR
+//!           or START_LOGMNR_RANGE (by SCN range, no logs added: a PDB's session)
 //!   orphans ── ACTIVE_TRANSACTIONS, SESSION_EXISTS
 //! ```
 
@@ -31,6 +32,10 @@ pub const NLS_SESSION: [&str; 5] = [
 pub const NLS_READ: &str = "SELECT PARAMETER, VALUE FROM NLS_SESSION_PARAMETERS \
 WHERE PARAMETER IN ('NLS_DATE_FORMAT', 'NLS_TIMESTAMP_FORMAT', 'NLS_TIMESTAMP_TZ_FORMAT', 'NLS_NUMERIC_CHARACTERS')";
 
+/// The database's character sets, which the internal form of text values is stored in.
+pub const CHARACTER_SETS: &str = "SELECT PARAMETER, VALUE FROM NLS_DATABASE_PARAMETERS \
+WHERE PARAMETER IN ('NLS_CHARACTERSET', 'NLS_NCHAR_CHARACTERSET')";
+
 pub const IDENTITY: &str =
     "SELECT DBID, NAME, RESETLOGS_CHANGE#, DATABASE_ROLE, OPEN_MODE, CDB FROM V$DATABASE";
 
@@ -42,17 +47,26 @@ pub const PDBS: &str =
 
 pub const CURRENT_SCN: &str = "SELECT CURRENT_SCN FROM V$DATABASE";
 
-/// Valid local archive destinations, lowest first: `DEST_ID`, `DEST_NAME`.
-pub const ARCHIVE_DESTINATIONS: &str = "SELECT DEST_ID, DEST_NAME FROM V$ARCHIVE_DEST \
-WHERE STATUS = 'VALID' AND TARGET = 'PRIMARY' AND DESTINATION IS NOT NULL ORDER BY DEST_ID";
+/// The PDB the session is connected to: `CON_ID` (0 in a non-CDB, 1 at the root) and
+/// `CON_NAME`.
+pub const SESSION_CONTAINER: &str =
+    "SELECT SYS_CONTEXT('USERENV', 'CON_ID'), SYS_CONTEXT('USERENV', 'CON_NAME') FROM DUAL";
+
+/// Valid local archive destinations, lowest first: `DEST_ID`, `DEST_NAME`. TYPE LOCAL also on
+/// a standby (V$ARCHIVE_DEST.TARGET reads PRIMARY there only on a primary).
+pub const ARCHIVE_DESTINATIONS: &str = "SELECT DEST_ID, DEST_NAME FROM V$ARCHIVE_DEST_STATUS \
+WHERE STATUS = 'VALID' AND TYPE = 'LOCAL' ORDER BY DEST_ID";
 
 /// Archived copies at one destination of the current incarnation, deleted ones included so a
-/// purge is seen as one. Binds: `:1` from SCN (NEXT_CHANGE# above it), `:2` DEST_ID.
+/// purge is seen as one; on a physical standby only the copies already applied, so mining
+/// stays at or below the applied SCN. Binds: `:1` from SCN (NEXT_CHANGE# above it), `:2`
+/// DEST_ID.
 pub const ARCHIVED_LOGS: &str = "SELECT A.THREAD#, A.SEQUENCE#, A.FIRST_CHANGE#, A.NEXT_CHANGE#, \
 A.STATUS, A.DELETED, A.NAME, A.DEST_ID \
 FROM V$ARCHIVED_LOG A, V$DATABASE D \
 WHERE A.NEXT_CHANGE# > :1 AND A.DEST_ID = :2 AND A.ARCHIVED = 'YES' \
 AND A.RESETLOGS_CHANGE# = D.RESETLOGS_CHANGE# AND A.RESETLOGS_TIME = D.RESETLOGS_TIME \
+AND (D.DATABASE_ROLE <> 'PHYSICAL STANDBY' OR A.APPLIED = 'YES') \
 ORDER BY A.THREAD#, A.SEQUENCE#";
 
 /// Online logs with one member each. Bind: `:1` from SCN.
@@ -84,15 +98,17 @@ pub const IOT_TOP_NON_CDB: &str = "SELECT 0, I.TABLE_OWNER, I.TABLE_NAME, I.INDE
 FROM DBA_INDEXES I JOIN DBA_OBJECTS O ON O.OWNER = I.OWNER \
 AND O.OBJECT_NAME = I.INDEX_NAME AND O.OBJECT_TYPE = 'INDEX' WHERE I.INDEX_TYPE = 'IOT - TOP'";
 
-/// Columns of one table. Binds: `:1` CON_ID, `:2` OWNER, `:3` TABLE_NAME.
+/// Columns of one table, hidden ones included (a column SET UNUSED keeps its place in the
+/// segment until it is dropped, so the segment column numbers of older rows count it).
+/// Binds: `:1` CON_ID, `:2` OWNER, `:3` TABLE_NAME.
 pub const COLUMNS_CDB: &str = "SELECT COLUMN_NAME, COLUMN_ID, DATA_TYPE, DATA_LENGTH, CHAR_LENGTH, \
-DATA_PRECISION, DATA_SCALE, NULLABLE FROM CDB_TAB_COLUMNS \
-WHERE CON_ID = :1 AND OWNER = :2 AND TABLE_NAME = :3 ORDER BY COLUMN_ID";
+DATA_PRECISION, DATA_SCALE, NULLABLE, HIDDEN_COLUMN, SEGMENT_COLUMN_ID FROM CDB_TAB_COLS \
+WHERE CON_ID = :1 AND OWNER = :2 AND TABLE_NAME = :3 ORDER BY COLUMN_ID NULLS LAST, SEGMENT_COLUMN_ID";
 
-/// Columns of one table in a non-CDB. Binds: `:1` OWNER, `:2` TABLE_NAME.
+/// Columns of one table in a non-CDB, hidden ones included. Binds: `:1` OWNER, `:2` TABLE_NAME.
 pub const COLUMNS_NON_CDB: &str = "SELECT COLUMN_NAME, COLUMN_ID, DATA_TYPE, DATA_LENGTH, CHAR_LENGTH, \
-DATA_PRECISION, DATA_SCALE, NULLABLE FROM DBA_TAB_COLUMNS \
-WHERE OWNER = :1 AND TABLE_NAME = :2 ORDER BY COLUMN_ID";
+DATA_PRECISION, DATA_SCALE, NULLABLE, HIDDEN_COLUMN, SEGMENT_COLUMN_ID FROM DBA_TAB_COLS \
+WHERE OWNER = :1 AND TABLE_NAME = :2 ORDER BY COLUMN_ID NULLS LAST, SEGMENT_COLUMN_ID";
 
 /// Primary key columns in key order. Binds: `:1` CON_ID, `:2` OWNER, `:3` TABLE_NAME.
 pub const PRIMARY_KEY_CDB: &str = "SELECT CC.COLUMN_NAME FROM CDB_CONSTRAINTS C \
@@ -163,6 +179,13 @@ pub const ADD_LOGFILE_ADD: &str =
 /// the decoder expects. Bind: `:1` start SCN.
 pub const START_LOGMNR: &str = "BEGIN DBMS_LOGMNR.START_LOGMNR(STARTSCN => :1, OPTIONS => \
 DBMS_LOGMNR.DICT_FROM_ONLINE_CATALOG + DBMS_LOGMNR.NO_ROWID_IN_STMT + DBMS_LOGMNR.NO_SQL_DELIMITER); END;";
+
+/// Starts a session by SCN range alone, without added logs (what a session connected to a PDB
+/// can do; ADD_LOGFILE there is ORA-65040), online catalog, the same statement options.
+/// Binds: `:1` start SCN, `:2` end SCN.
+pub const START_LOGMNR_RANGE: &str = "BEGIN DBMS_LOGMNR.START_LOGMNR(STARTSCN => :1, \
+ENDSCN => :2, OPTIONS => DBMS_LOGMNR.DICT_FROM_ONLINE_CATALOG + DBMS_LOGMNR.NO_ROWID_IN_STMT + \
+DBMS_LOGMNR.NO_SQL_DELIMITER); END;";
 
 /// Ends the session; ORA-01307 (no session) is ignored by the caller.
 pub const END_LOGMNR: &str = "BEGIN DBMS_LOGMNR.END_LOGMNR; END;";
@@ -440,13 +463,21 @@ mod tests {
                 timestamp_format: set("NLS_TIMESTAMP_FORMAT").unwrap().to_owned(),
                 timestamp_tz_format: set("NLS_TIMESTAMP_TZ_FORMAT").unwrap().to_owned(),
                 numeric_characters: ".,".to_owned(),
+                character_set: "AL32UTF8".to_owned(),
+                national_character_set: "AL16UTF16".to_owned(),
             }
         );
     }
 
     #[test]
     fn fixed_statements() {
-        for s in [ADD_LOGFILE_NEW, ADD_LOGFILE_ADD, START_LOGMNR, END_LOGMNR] {
+        for s in [
+            ADD_LOGFILE_NEW,
+            ADD_LOGFILE_ADD,
+            START_LOGMNR,
+            START_LOGMNR_RANGE,
+            END_LOGMNR,
+        ] {
             assert!(
                 s.starts_with("BEGIN DBMS_LOGMNR.") && s.ends_with("END;"),
                 "{s}"
@@ -457,6 +488,17 @@ mod tests {
         assert!(START_LOGMNR.contains("NO_SQL_DELIMITER"));
         assert!(!START_LOGMNR.contains("COMMITTED_DATA_ONLY"));
         assert!(!START_LOGMNR.contains("CONTINUOUS_MINE"));
+        // the range session: both bounds, the online catalog (a redo dictionary needs added
+        // logs), the same statement options as the session over added logs
+        assert!(START_LOGMNR_RANGE.contains("STARTSCN => :1, ENDSCN => :2"));
+        assert_eq!(
+            START_LOGMNR_RANGE.split_once("OPTIONS").map(|(_, o)| o),
+            START_LOGMNR.split_once("OPTIONS").map(|(_, o)| o)
+        );
+        assert!(ARCHIVED_LOGS.contains("A.APPLIED = 'YES'"));
+        assert!(ARCHIVE_DESTINATIONS.contains("V$ARCHIVE_DEST_STATUS"));
+        assert!(ARCHIVE_DESTINATIONS.contains("STATUS = 'VALID' AND TYPE = 'LOCAL'"));
+        assert!(SESSION_CONTAINER.contains("'CON_ID'") && SESSION_CONTAINER.contains("'CON_NAME'"));
         assert!(ARCHIVED_LOGS.contains("A.DEST_ID = :2"));
         assert!(ARCHIVED_LOGS.contains("A.RESETLOGS_CHANGE# = D.RESETLOGS_CHANGE#"));
         assert!(
