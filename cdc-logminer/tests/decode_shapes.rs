@@ -908,7 +908,22 @@ fn the_json_marker_is_kept_as_the_values_type_hint() {
         c.after,
         Some(image(&l, &[("ID", num("1")), ("NOTE", text("x"))]))
     );
-    // the hint says JSON: a column the dictionary says is text does not take it
+    // the hint says JSON: a column the dictionary says is text or RAW does not take it (with
+    // the marker dropped as a comment, the RAW column took the OSON bytes as its value)
+    let raw = layout(
+        "APP",
+        "R",
+        &[("ID", ColumnType::Number), ("B", ColumnType::Raw)],
+        &["ID"],
+    );
+    assert!(matches!(
+        decode(
+            &raw,
+            1,
+            r#"insert into "APP"."R"("ID","B") values ('1',/* JSON */ HEXTORAW('ff4a'))"#
+        ),
+        Err(DecodeReason::Conversion { column, .. }) if column == "B"
+    ));
     assert!(matches!(
         decode(
             &l,
