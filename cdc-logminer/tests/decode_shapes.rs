@@ -803,3 +803,133 @@ fn long_data_placeholder_is_unavailable_not_text() {
         ))
     );
 }
+
+/// A statement that names its table without an owner is read with the row's SEG_OWNER: it is
+/// the table of the schema version when SEG_OWNER is its owner, another table otherwise.
+#[test]
+fn a_statement_without_an_owner_takes_the_rows_seg_owner() {
+    let l = layout(
+        "APP",
+        "T",
+        &[("ID", ColumnType::Number), ("NAME", ColumnType::Varchar2)],
+        &["ID"],
+    );
+    let statements = [
+        (1, r#"insert into "T"("ID","NAME") values ('1','a')"#),
+        (1, r#"insert into T("ID","NAME") values ('1','a')"#),
+        (
+            3,
+            r#"update "T" set "NAME" = 'b' where "ID" = '1' and "NAME" = 'a'"#,
+        ),
+        (
+            3,
+            r#"update "T" a set a."NAME" = 'b' where a."ID" = '1' and a."NAME" = 'a'"#,
+        ),
+        (2, r#"delete from "T" where "ID" = '1' and "NAME" = 'a'"#),
+    ];
+    for (code, sql) in statements {
+        let qualified =
+            sql.replacen(r#""T""#, r#""APP"."T""#, 1)
+                .replacen("into T(", r#"into "APP"."T"("#, 1);
+        let expected = decode(&l, code, &qualified).unwrap();
+        assert_eq!(decode(&l, code, sql), Ok(expected), "{sql}");
+        let mut other = row(code, "OTHER", "T", sql);
+        assert_eq!(
+            decode_mined(&l, &other),
+            Err(DecodeReason::TableMismatch),
+            "{sql}"
+        );
+        other.seg_owner = None;
+        assert_eq!(
+            decode_mined(&l, &other),
+            Err(DecodeReason::TableMismatch),
+            "{sql}"
+        );
+    }
+}
+
+/// The OSON marker `/* JSON */` in front of a value is its type hint (DBZ dbz#1884): a JSON
+/// column's value is its empty LOB or its OSON bytes (unsupported: not decoded), in every
+/// position and spacing LogMiner may write it; the marker is not taken for a comment.
+#[test]
+fn the_json_marker_is_kept_as_the_values_type_hint() {
+    let l = layout(
+        "APP",
+        "J",
+        &[
+            ("ID", ColumnType::Number),
+            ("DOC", ColumnType::Json),
+            ("NOTE", ColumnType::Varchar2),
+        ],
+        &["ID"],
+    );
+    let c = decode(
+        &l,
+        1,
+        r#"insert into "APP"."J"("ID","DOC","NOTE") values ('1',/* JSON */ EMPTY_BLOB(),'n')"#,
+    )
+    .unwrap();
+    assert_eq!(
+        c.after,
+        Some(image(
+            &l,
+            &[
+                ("ID", num("1")),
+                ("DOC", Value::EmptyLob),
+                ("NOTE", text("n"))
+            ]
+        ))
+    );
+    for value in [
+        "/* JSON */ HEXTORAW('ff4a5a01')",
+        "/*JSON*/HEXTORAW('ff4a5a01')",
+        "/*  json  */  HEXTORAW('ff4a') || HEXTORAW('5a01')",
+    ] {
+        let c = decode(
+            &l,
+            3,
+            &format!(r#"update "APP"."J" set "DOC" = {value} where "ID" = '1'"#),
+        )
+        .unwrap();
+        assert_eq!(
+            c.after,
+            Some(image(&l, &[("ID", num("1")), ("DOC", Value::Unsupported)])),
+            "{value}"
+        );
+    }
+    // any other comment is still whitespace
+    let c = decode(
+        &l,
+        3,
+        r#"update "APP"."J" set "NOTE" = /* a note */ 'x' where "ID" = '1'"#,
+    )
+    .unwrap();
+    assert_eq!(
+        c.after,
+        Some(image(&l, &[("ID", num("1")), ("NOTE", text("x"))]))
+    );
+    // the hint says JSON: a column the dictionary says is text or RAW does not take it (with
+    // the marker dropped as a comment, the RAW column took the OSON bytes as its value)
+    let raw = layout(
+        "APP",
+        "R",
+        &[("ID", ColumnType::Number), ("B", ColumnType::Raw)],
+        &["ID"],
+    );
+    assert!(matches!(
+        decode(
+            &raw,
+            1,
+            r#"insert into "APP"."R"("ID","B") values ('1',/* JSON */ HEXTORAW('ff4a'))"#
+        ),
+        Err(DecodeReason::Conversion { column, .. }) if column == "B"
+    ));
+    assert!(matches!(
+        decode(
+            &l,
+            3,
+            r#"update "APP"."J" set "NOTE" = /* JSON */ HEXTORAW('ff4a') where "ID" = '1'"#
+        ),
+        Err(DecodeReason::Conversion { column, .. }) if column == "NOTE"
+    ));
+}

@@ -1214,3 +1214,213 @@ fn a_transaction_begun_during_a_first_start_is_delivered_whole_without_its_start
         ]
     );
 }
+
+/// A table with a DATE and a RAW column, two rows in one transaction and an ORDERS row in
+/// another: the literals a malformed-literal test breaks.
+const STAMPS: &str = r#"{"name": "events", "database": {"seed": 31}, "events": [
+  {"event": "create_table", "table": {"owner": "APP", "name": "STAMPS",
+    "columns": [{"name": "ID", "type": "NUMBER(9)"}, {"name": "AT", "type": "DATE"},
+                {"name": "TAG", "type": "RAW(8)"}],
+    "primary_key": ["ID"]}},
+  {"event": "insert", "session": "s1", "table": "APP.STAMPS", "values": {"ID": 1, "AT": "2025-01-02 03:04:05", "TAG": "0102"}},
+  {"event": "insert", "session": "s1", "table": "APP.STAMPS", "values": {"ID": 2, "AT": "2026-02-28 13:45:59", "TAG": "ab01"}},
+  {"event": "update", "session": "s1", "table": "APP.STAMPS", "where": {"ID": 1}, "set": {"TAG": "0304"}},
+  {"event": "commit", "session": "s1"},
+  {"event": "insert", "session": "s2", "table": "APP.ORDERS", "values": {"ID": 5, "STATUS": "kept"}},
+  {"event": "commit", "session": "s2"}
+]}"#;
+
+/// What [`Edited`] does to each mined row.
+type RowEdit = fn(&mut cdc_core::MinedRow);
+
+/// Captures a played scenario's database through [`Edited`] with `edit` applied to each row.
+fn capture_edited(
+    db: &cdc_logminer::sim::SimDatabase,
+    edit: RowEdit,
+    mode: DecodeErrorAction,
+) -> (
+    Result<(), EngineError>,
+    Vec<EngineRecord>,
+    cdc_logminer::engine::EngineMetrics,
+) {
+    let spill = tempfile::tempdir().unwrap();
+    let clock = ManualClock::default();
+    let mut s = settings(&spill);
+    s.start_scn = Some(oldest_scn(db));
+    s.on_decode_error = mode;
+    let source = Edited {
+        inner: cdc_logminer::sim::SimSource::new(db.clone()),
+        edit,
+    };
+    let mut engine = CaptureEngine::open(source, s, None, Box::new(clock.clone())).unwrap();
+    let mut records = Vec::new();
+    let result = run_until_quiet(&mut engine, &clock, &mut records, 3);
+    (result, records, engine.metrics())
+}
+
+fn edit_sql(row: &mut cdc_core::MinedRow, from: &str, to: &str) {
+    if let Some(sql) = &mut row.sql_redo
+        && sql.contains(from)
+    {
+        *sql = sql.replace(from, to);
+    }
+}
+
+/// A literal LogMiner could not have written under the session's formats (a date that does
+/// not exist, a hex digit that is none) is the row's CDC-3001, or its DLQ record, never a
+/// value: the task stops before anything of its transaction is published, or the row goes to
+/// the DLQ and the rest of its transaction is published.
+#[test]
+fn a_malformed_literal_stops_the_task_or_goes_to_the_dlq() {
+    let db = Scenario::from_json(STAMPS)
+        .unwrap()
+        .play()
+        .unwrap()
+        .database()
+        .clone();
+    let (result, records, _) = capture_edited(&db, |_| {}, DecodeErrorAction::Fail);
+    result.unwrap();
+    let all = [
+        ("STAMPS".to_owned(), "1".to_owned()),
+        ("STAMPS".to_owned(), "2".to_owned()),
+        ("STAMPS".to_owned(), "1".to_owned()),
+        ("ORDERS".to_owned(), "5".to_owned()),
+    ];
+    assert_eq!(delivered_ids(&records), all, "unedited, every change");
+
+    let edits: [(RowEdit, &str); 3] = [
+        // 30 February
+        (
+            |r| edit_sql(r, "'2026-02-28 13:45:59'", "'2026-02-30 13:45:59'"),
+            "\"AT\" (DATE)",
+        ),
+        // a time of day past the last second
+        (
+            |r| edit_sql(r, "'2026-02-28 13:45:59'", "'2026-02-28 24:00:00'"),
+            "\"AT\" (DATE)",
+        ),
+        // an odd count of hex digits, one of them none
+        (
+            |r| edit_sql(r, "HEXTORAW('ab01')", "HEXTORAW('zb0')"),
+            "\"TAG\" (RAW)",
+        ),
+    ];
+    for (edit, column) in edits {
+        let (result, records, metrics) = capture_edited(&db, edit, DecodeErrorAction::Fail);
+        let error = result.unwrap_err();
+        let cdc = error.cdc().unwrap();
+        assert_eq!(cdc.code(), CdcCode::Decode, "{error}");
+        let text = error.to_string();
+        assert!(
+            text.contains("APP.STAMPS") && text.contains(column),
+            "{text}"
+        );
+        assert_eq!(metrics.decode_failures, 1);
+        assert!(
+            !delivered_ids(&records).iter().any(|(t, _)| t == "STAMPS"),
+            "nothing of the transaction is published"
+        );
+
+        let (result, records, metrics) = capture_edited(&db, edit, DecodeErrorAction::Dlq);
+        result.unwrap();
+        assert_eq!(metrics.decode_failures, 1);
+        let dlq = dlq_records(&records);
+        assert_eq!(dlq.len(), 1, "{column}");
+        assert_eq!(dlq[0].kind.as_str(), "decode-error");
+        assert_eq!(dlq[0].table.as_ref().unwrap().table, "STAMPS");
+        assert!(dlq[0].message.contains(column), "{}", dlq[0].message);
+        assert!(ops_types(&records).contains(&"decode-error-dlq"));
+        assert_eq!(
+            delivered_ids(&records),
+            [all[0].clone(), all[2].clone(), all[3].clone()],
+            "the row that did not decode is the only one missing"
+        );
+    }
+}
+
+/// A statement that names its table without an owner is read with the row's SEG_OWNER: the
+/// same changes as with the owner written out.
+#[test]
+fn a_statement_without_an_owner_is_read_with_the_rows_seg_owner() {
+    let db = Scenario::from_json(STAMPS)
+        .unwrap()
+        .play()
+        .unwrap()
+        .database()
+        .clone();
+    let (result, plain, _) = capture_edited(&db, |_| {}, DecodeErrorAction::Fail);
+    result.unwrap();
+    let (result, ownerless, metrics) = capture_edited(
+        &db,
+        |r| edit_sql(r, r#""APP"."STAMPS""#, r#""STAMPS""#),
+        DecodeErrorAction::Fail,
+    );
+    result.unwrap();
+    assert_eq!(metrics.decode_failures, 0);
+    assert_eq!(changes(&ownerless), changes(&plain));
+    assert_eq!(delivered_ids(&plain).len(), 4);
+}
+
+/// An UNSUPPORTED row (OPERATION_CODE 255) of a captured table is reported as what it is: the
+/// task stops with a CDC-3001 that says UNSUPPORTED, or with `dlq` the row's DLQ record and
+/// its `unsupported-row` event name the table, XID, SCN, STATUS and INFO. It is not counted as
+/// a row that failed to decode.
+#[test]
+fn an_unsupported_row_is_reported_as_an_unsupported_row() {
+    let json = r#"{"name": "unsupported", "database": {"seed": 32}, "events": [
+      {"event": "create_table", "table": {"owner": "APP", "name": "FLAGS",
+        "columns": [{"name": "ID", "type": "NUMBER(9)"}, {"name": "OK", "type": "BOOLEAN"}],
+        "primary_key": ["ID"]}},
+      {"event": "insert", "session": "s1", "table": "APP.FLAGS", "values": {"ID": 1, "OK": true}},
+      {"event": "insert", "session": "s1", "table": "APP.ORDERS", "values": {"ID": 5, "STATUS": "kept"}},
+      {"event": "commit", "session": "s1"}
+    ]}"#;
+    let db = Scenario::from_json(json)
+        .unwrap()
+        .play()
+        .unwrap()
+        .database()
+        .clone();
+
+    let (result, records, metrics) = capture_edited(&db, |_| {}, DecodeErrorAction::Fail);
+    let error = result.unwrap_err();
+    assert_eq!(error.cdc().unwrap().code(), CdcCode::Decode, "{error}");
+    let text = error.to_string();
+    assert!(
+        text.contains("UNSUPPORTED row") && text.contains("APP.FLAGS"),
+        "{text}"
+    );
+    assert_eq!(
+        metrics.decode_failures, 0,
+        "not a row that failed to decode"
+    );
+    assert!(delivered_ids(&records).is_empty());
+
+    let (result, records, metrics) = capture_edited(&db, |_| {}, DecodeErrorAction::Dlq);
+    result.unwrap();
+    assert_eq!(metrics.decode_failures, 0);
+    let dlq = dlq_records(&records);
+    assert_eq!(dlq.len(), 1);
+    assert_eq!(dlq[0].kind.as_str(), "unsupported-row");
+    assert_eq!(dlq[0].operation, Some(cdc_core::Operation::Unsupported));
+    let event = records
+        .iter()
+        .find_map(|r| match &r.kind {
+            RecordKind::Ops(e) if e.kind == cdc_core::OpsKind::UnsupportedRow => Some(e),
+            _ => None,
+        })
+        .expect("an unsupported-row event");
+    assert_eq!(event.details["table"], "APP.FLAGS");
+    assert_eq!(event.details["xid"], dlq[0].xid.to_string());
+    assert_eq!(event.details["scn"], dlq[0].scn.to_string());
+    assert_eq!(event.details["status"], "2");
+    assert_eq!(
+        event.details["info"],
+        dlq[0].info.clone().unwrap_or_default()
+    );
+    assert!(!ops_types(&records).contains(&"decode-error-dlq"));
+    assert_eq!(
+        delivered_ids(&records),
+        [("ORDERS".to_owned(), "5".to_owned())]
+    );
+}

@@ -25,7 +25,7 @@ use cdc_core::table::{ColumnDef, ColumnType};
 use cdc_core::value::{Decimal, Value, ValueError};
 
 use super::parse::{Function, Literal, QuotedText, find_byte};
-use super::temporal;
+use super::temporal::{self, YearSign};
 
 /// Why a literal did not convert. The reason is static text and names no value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -66,6 +66,7 @@ pub fn convert(literal: &Literal<'_>, column: &ColumnDef) -> Result<Value> {
     match literal {
         Literal::Null => return Ok(Value::Null),
         Literal::Unsupported => return Ok(Value::Unsupported),
+        Literal::Json(j) => return json(&j.value(), &column.data_type),
         _ => {}
     }
     match &column.data_type {
@@ -100,8 +101,8 @@ pub fn convert(literal: &Literal<'_>, column: &ColumnDef) -> Result<Value> {
         | ColumnType::TimestampLtz
         | ColumnType::IntervalYm
         | ColumnType::IntervalDs => {
-            let (name, text) = function(literal, temporal_functions(&column.data_type))?;
-            temporal_value(&column.data_type, name, text)
+            let (name, sign, text) = function(literal, temporal_functions(&column.data_type))?;
+            temporal_value(&column.data_type, name, sign, text)
         }
         ColumnType::RowId | ColumnType::URowId => match literal {
             Literal::Quoted(q) => Ok(Value::RowId(q.text().into_owned())),
@@ -113,7 +114,77 @@ pub fn convert(literal: &Literal<'_>, column: &ColumnDef) -> Result<Value> {
             if is_empty_lob(literal) {
                 Ok(Value::EmptyLob)
             } else {
+                // the value is not published, but a malformed literal still fails the row
+                check_literal(literal)?;
                 Ok(Value::Unsupported)
+            }
+        }
+    }
+}
+
+/// A value marked `/* JSON */` (OSON): for a JSON column the empty LOB, or its OSON bytes
+/// (checked, not decoded: the value is unsupported); for a BLOB column the bytes. The marker
+/// on any other column means the dictionary's type is not the value's.
+fn json(value: &Literal<'_>, ty: &ColumnType) -> Result<Value> {
+    match (value, ty) {
+        (Literal::Null, ColumnType::Json | ColumnType::Blob) => Ok(Value::Null),
+        (_, ColumnType::Json | ColumnType::Blob) if is_empty_lob(value) => Ok(Value::EmptyLob),
+        (_, ColumnType::Json) => bytes(value).map(|_| Value::Unsupported),
+        (_, ColumnType::Blob) => bytes(value).map(Value::Raw),
+        _ => invalid("a JSON value (/* JSON */) for a column that is neither JSON nor BLOB"),
+    }
+}
+
+/// Checks a literal as its own form says it must read, whatever the column: `HEXTORAW`'s hex
+/// digits, `UNISTR`'s escapes, the text of `TO_DATE` against its format and of
+/// `TO_TIMESTAMP`, `TO_TIMESTAMP_TZ`, `TO_YMINTERVAL` and `TO_DSINTERVAL` against the
+/// session's; inside other functions, `||` and the JSON marker too. Each check is the
+/// conversion the function's own type makes, so it fails exactly where [`convert`] would for
+/// that type. `redo_parse` reports with it what the decoder would refuse.
+pub(super) fn check_literal(literal: &Literal<'_>) -> Result<()> {
+    match literal {
+        Literal::Quoted(_)
+        | Literal::Null
+        | Literal::Number(_)
+        | Literal::Bind(_)
+        | Literal::Unsupported => Ok(()),
+        Literal::Json(j) => check_literal(&j.value()),
+        Literal::Function(f) if f.is("HEXTORAW") => bytes(literal).map(drop),
+        Literal::Function(f) if f.is("UNISTR") => text(literal).map(drop),
+        Literal::Function(f) => {
+            let ty = match () {
+                _ if f.is("TO_DATE") => ColumnType::Date,
+                _ if f.is("TO_TIMESTAMP") => ColumnType::Timestamp,
+                _ if f.is("TO_YMINTERVAL") => ColumnType::IntervalYm,
+                _ if f.is("TO_DSINTERVAL") => ColumnType::IntervalDs,
+                _ if f.is("TO_TIMESTAMP_TZ") => {
+                    // with a zone (WITH TIME ZONE) or without (WITH LOCAL TIME ZONE)
+                    let (_, _, text) = function(literal, &["TO_TIMESTAMP_TZ"])?;
+                    return temporal::parse_timestamp_tz(text)
+                        .map(drop)
+                        .map_err(ConvertError::Invalid);
+                }
+                _ => return f.args().try_for_each(|arg| check_literal(&arg)),
+            };
+            let (name, sign, text) = function(literal, temporal_functions(&ty))?;
+            temporal_value(&ty, name, sign, text).map(drop)
+        }
+        Literal::Concat(c) => {
+            let is =
+                |part: &Literal<'_>, name: &str| matches!(part, Literal::Function(f) if f.is(name));
+            // the parts are read together as the conversions read them: UNISTR parts pair
+            // surrogates across `||`
+            if c.parts()
+                .all(|p| matches!(p, Literal::Quoted(_) | Literal::Null) || is(&p, "UNISTR"))
+            {
+                text(literal).map(drop)
+            } else if c
+                .parts()
+                .all(|p| matches!(p, Literal::Null) || is(&p, "HEXTORAW"))
+            {
+                bytes(literal).map(drop)
+            } else {
+                c.parts().try_for_each(|part| check_literal(&part))
             }
         }
     }
@@ -149,15 +220,25 @@ pub(super) fn temporal_function(ty: &ColumnType, name: &str) -> Option<&'static 
 }
 
 /// A temporal value from the text argument of its function `name` (one of
-/// [`temporal_functions`] of `ty`, its format already checked).
-pub(super) fn temporal_value(ty: &ColumnType, name: &'static str, text: &str) -> Result<Value> {
+/// [`temporal_functions`] of `ty`, its format already checked; `sign`, what that format
+/// allows before the year). The text is read as its function's format writes it, whatever
+/// the column: a `TO_DATE` text has no fraction of a second even for a TIMESTAMP column, and
+/// a DATE read from a `TO_TIMESTAMP` text has none either.
+pub(super) fn temporal_value(
+    ty: &ColumnType,
+    name: &'static str,
+    sign: YearSign,
+    text: &str,
+) -> Result<Value> {
+    let date = |text| temporal::parse_date(text, sign).map_err(ConvertError::Invalid);
     match ty {
-        ColumnType::Date if name == "TO_DATE" => temporal::parse_date(text)
-            .map(Value::Date)
-            .map_err(ConvertError::Invalid),
-        ColumnType::Date => temporal::parse_timestamp(text)
-            .map(Value::Date)
-            .map_err(ConvertError::Invalid),
+        ColumnType::Date if name == "TO_DATE" => date(text).map(Value::Date),
+        ColumnType::Date => match temporal::parse_timestamp(text) {
+            Ok(value) if value.nanos == 0 => Ok(Value::Date(value)),
+            Ok(_) => invalid("a DATE carries no fraction of a second"),
+            Err(e) => invalid(e),
+        },
+        ColumnType::Timestamp if name == "TO_DATE" => date(text).map(Value::Timestamp),
         ColumnType::Timestamp => temporal::parse_timestamp(text)
             .map(Value::Timestamp)
             .map_err(ConvertError::Invalid),
@@ -1004,8 +1085,12 @@ fn hex_digit(d: u8) -> Result<u8> {
     }
 }
 
-/// The text argument of one of `names`, checking a `TO_DATE` format argument.
-fn function<'a>(literal: &Literal<'a>, names: &[&'static str]) -> Result<(&'static str, &'a str)> {
+/// The text argument of one of `names`, checking a `TO_DATE` format argument: the function,
+/// what its format allows before the year, and the text.
+fn function<'a>(
+    literal: &Literal<'a>,
+    names: &[&'static str],
+) -> Result<(&'static str, YearSign, &'a str)> {
     let Literal::Function(f) = literal else {
         if is_hextoraw(literal) {
             return Err(ConvertError::RawForTypedColumn);
@@ -1033,13 +1118,18 @@ fn function<'a>(literal: &Literal<'a>, names: &[&'static str]) -> Result<(&'stat
     let Some(Literal::Quoted(value)) = first else {
         return invalid("a temporal function without a quoted value");
     };
+    // one argument: the session's format, whose year is SYYYY
+    let mut sign = YearSign::Signed;
     match second {
         None => {}
         Some(Literal::Quoted(format))
             if name == "TO_DATE"
                 && temporal::DATE_FORMATS
                     .iter()
-                    .any(|f| is_format(format.raw(), f)) => {}
+                    .any(|f| is_format(format.raw(), f)) =>
+        {
+            sign = YearSign::of_date_format(format.raw());
+        }
         Some(Literal::Quoted(_)) if name == "TO_DATE" => {
             return invalid("TO_DATE with a format other than the session's NLS_DATE_FORMAT");
         }
@@ -1048,7 +1138,7 @@ fn function<'a>(literal: &Literal<'a>, names: &[&'static str]) -> Result<(&'stat
     if more {
         return invalid("a temporal function with too many arguments");
     }
-    Ok((name, value.raw()))
+    Ok((name, sign, value.raw()))
 }
 
 /// `text` is `format`, ignoring ASCII case (an exact match first: LogMiner echoes the format).
@@ -1444,6 +1534,54 @@ mod tests {
                     assert!(expected.is_none() || !tail.starts_with('\''), "{sql}");
                 }
             }
+        }
+    }
+
+    /// `check_literal` refuses a function's literal exactly where converting it for the type
+    /// its function is written for refuses it.
+    #[test]
+    fn check_literal_agrees_with_the_functions_own_type() {
+        let texts = [
+            "HEXTORAW('00ff')",
+            "HEXTORAW('0ff')",
+            "HEXTORAW('0g')",
+            "HEXTORAW('00') || HEXTORAW('f')",
+            r"UNISTR('\00e9')",
+            r"UNISTR('\00e')",
+            r"UNISTR('\d83d')",
+            r"UNISTR('\d83d') || UNISTR('\de00')",
+            "TO_DATE('2026-02-28 13:45:59', 'YYYY-MM-DD HH24:MI:SS')",
+            "TO_DATE('-2026-02-28 13:45:59', 'YYYY-MM-DD HH24:MI:SS')",
+            "TO_DATE('-2026-02-28 13:45:59', 'SYYYY-MM-DD HH24:MI:SS')",
+            "TO_DATE('2026-02-28 13:45:59.5', 'YYYY-MM-DD HH24:MI:SS')",
+            "TO_DATE('2026-02-29 13:45:59')",
+            "TO_DATE('2026-02-28 13:45:59', 'DD-MON-RR')",
+            "TO_TIMESTAMP('2026-02-28 13:45:59.123456789')",
+            "TO_TIMESTAMP('2026-02-28 13:45:59.1234567890')",
+            "TO_TIMESTAMP('+2026-02-28 13:45:59')",
+            "TO_YMINTERVAL('+0001-11')",
+            "TO_YMINTERVAL('+0001-12')",
+            "TO_DSINTERVAL('+1 23:59:59.999999999')",
+            "TO_DSINTERVAL('+1 24:00:00')",
+        ];
+        for text in texts {
+            let sql = format!(r#"insert into "O"."T"("C") values ({text})"#);
+            let stmt = parse_statement(&sql).unwrap();
+            let literal = stmt.assignments()[0].value;
+            let ty = match text.split('(').next().unwrap() {
+                "HEXTORAW" => ColumnType::Raw,
+                "UNISTR" => ColumnType::NVarchar2,
+                "TO_DATE" => ColumnType::Date,
+                "TO_TIMESTAMP" => ColumnType::Timestamp,
+                "TO_YMINTERVAL" => ColumnType::IntervalYm,
+                _ => ColumnType::IntervalDs,
+            };
+            let converted = convert(&literal, &ColumnDef::new("C", 1, ty));
+            assert_eq!(
+                check_literal(&literal).is_ok(),
+                converted.is_ok(),
+                "{text}: {converted:?}"
+            );
         }
     }
 

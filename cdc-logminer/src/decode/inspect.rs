@@ -10,9 +10,18 @@
 //!
 //! Values are the raw literals: a string for a quoted literal (`''` collapsed, padding kept),
 //! `null` for NULL / IS NULL, the text of an unquoted number as a string,
-//! `{"fn": NAME, "args": [...]}` for a function call, `{"concat": [...]}` for `||`, and
-//! `{"unsupported": true}` for `Unsupported Type`. A rejected line (one that is not UTF-8
-//! included) gives `{"error": "…"}`, and the lines after it are still answered.
+//! `{"fn": NAME, "args": [...]}` for a function call, `{"concat": [...]}` for `||`,
+//! `{"json": value}` for a value marked `/* JSON */`, and `{"unsupported": true}` for
+//! `Unsupported Type`. A literal the decoder would refuse whatever its column (bad
+//! `HEXTORAW` digits, a bad `UNISTR` escape, a date not in the session's format, …) makes the
+//! line an error naming the column. The input may also carry `seg_owner` (the owner of a
+//! statement that names none), `status` and `info`.
+//!
+//! An UNSUPPORTED row (operation 255, or SQL_REDO `Unsupported` without an operation code) is
+//! no statement to parse: it is answered `{"op":"unsupported", …}` with its `table`, `status`
+//! and `info` when the input gives them, as the engine reports it (the `unsupported-row`
+//! event). A rejected line (one that is not UTF-8 included) gives `{"error": "…"}`, and the
+//! lines after it are still answered.
 
 use std::io::{self, BufRead, Write};
 
@@ -20,6 +29,7 @@ use serde_json::{Map, Value as Json};
 
 use cdc_core::change::Operation;
 
+use super::convert::check_literal;
 use super::parse::{Item, Literal, StatementKind, parse_statement};
 
 /// Answers every line of `input` with one line on `out`, in order, flushing after each (an
@@ -76,6 +86,15 @@ fn inspect(line: &str) -> Result<Json, String> {
         },
         Some(_) => return Err("\"operation_code\" is not an operation code".into()),
     };
+    let text = |key: &str| match input.get(key) {
+        Some(Json::String(s)) => Some(s.as_str()),
+        _ => None,
+    };
+    if operation == Some(Operation::Unsupported)
+        || (operation.is_none() && sql.trim().eq_ignore_ascii_case("Unsupported"))
+    {
+        return Ok(unsupported_row(&input));
+    }
     if let Some(op) = operation
         && !op.is_dml()
     {
@@ -109,11 +128,26 @@ fn inspect(line: &str) -> Result<Json, String> {
             ("u", before, after)
         }
     };
+    for item in stmt.items() {
+        check_literal(&item.value).map_err(|e| {
+            format!(
+                "the value of column \"{}\" would not decode: {}",
+                item.column.name(),
+                e.reason()
+            )
+        })?;
+    }
+    // a statement that names no owner is read with the row's SEG_OWNER
+    let owner = match stmt.owner {
+        Some(owner) => Some(owner.name().into_owned()),
+        None => text("seg_owner").map(str::to_owned),
+    };
+    let table = match owner {
+        Some(owner) => format!("{owner}.{}", stmt.table.name()),
+        None => stmt.table.name().into_owned(),
+    };
     let mut out = Map::new();
-    out.insert(
-        "table".into(),
-        Json::String(format!("{}.{}", stmt.owner.name(), stmt.table.name())),
-    );
+    out.insert("table".into(), Json::String(table));
     out.insert("op".into(), Json::String(op.into()));
     out.insert("before".into(), before);
     out.insert("after".into(), after);
@@ -121,6 +155,26 @@ fn inspect(line: &str) -> Result<Json, String> {
         out.insert("rowid".into(), Json::String(row_id.to_owned()));
     }
     Ok(Json::Object(out))
+}
+
+/// The answer for an UNSUPPORTED row: what the engine's `unsupported-row` event names.
+fn unsupported_row(input: &Map<String, Json>) -> Json {
+    let mut out = Map::new();
+    out.insert("op".into(), Json::String("unsupported".into()));
+    let owner = input.get("seg_owner").and_then(Json::as_str);
+    if let Some(table) = input.get("table_name").and_then(Json::as_str) {
+        let table = match owner {
+            Some(owner) => format!("{owner}.{table}"),
+            None => table.to_owned(),
+        };
+        out.insert("table".into(), Json::String(table));
+    }
+    for key in ["status", "info"] {
+        if let Some(value) = input.get(key).filter(|v| !v.is_null()) {
+            out.insert(key.into(), value.clone());
+        }
+    }
+    Json::Object(out)
 }
 
 /// An image as a JSON object; with `base`, the items are laid over a copy of it (an update's
@@ -154,6 +208,11 @@ pub fn literal(value: &Literal<'_>) -> Json {
                 "concat".into(),
                 Json::Array(c.parts().map(|p| literal(&p)).collect()),
             );
+            Json::Object(out)
+        }
+        Literal::Json(j) => {
+            let mut out = Map::new();
+            out.insert("json".into(), literal(&j.value()));
             Json::Object(out)
         }
         Literal::Unsupported => {
@@ -220,6 +279,123 @@ mod tests {
                 .starts_with(r#"{"error":"#)
         );
         assert!(inspect_line("").to_string().starts_with(r#"{"error":"#));
+    }
+
+    /// A literal the decoder would refuse, whatever its column, is an error naming the
+    /// column, not a value shown as if it would decode.
+    #[test]
+    fn malformed_literals_are_errors() {
+        let insert = |value: &str| {
+            run(
+                &format!(r#"insert into "O"."T"("ID","C") values ('1',{value})"#),
+                Some(1),
+            )
+        };
+        for good in [
+            "HEXTORAW('00ff')",
+            r"UNISTR('\00e9\d83d\de00')",
+            r"UNISTR('\d83d') || UNISTR('\de00')",
+            "TO_DATE('2026-02-28 13:45:59', 'YYYY-MM-DD HH24:MI:SS')",
+            "TO_DATE(' 2026-02-28 13:45:59', 'SYYYY-MM-DD HH24:MI:SS')",
+            "TO_TIMESTAMP('2026-03-29 01:30:00.123456000')",
+            "TO_TIMESTAMP_TZ('2026-03-29 01:30:00.1 +05:30')",
+            "TO_TIMESTAMP_TZ('2026-03-29 01:30:00.1')",
+            "TO_YMINTERVAL('+0012-03')",
+            "TO_DSINTERVAL('+00005 04:03:02.123456')",
+            "XMLType(:1)",
+            "/* JSON */ HEXTORAW('ff4a5a')",
+        ] {
+            let out = insert(good);
+            assert!(out.starts_with(r#"{"table":"O.T""#), "{good}: {out}");
+        }
+        for (bad, problem) in [
+            ("HEXTORAW('abc')", "an odd number of hex digits"),
+            ("HEXTORAW('zz')", "not a hex digit"),
+            (
+                "HEXTORAW('00') || HEXTORAW('0')",
+                "an odd number of hex digits",
+            ),
+            (r"UNISTR('\00e')", "a short UNISTR escape"),
+            (r"UNISTR('\zz00')", "a bad UNISTR escape"),
+            (r"UNISTR('\d83d')", "an unpaired UTF-16 surrogate in UNISTR"),
+            (
+                "TO_DATE('2026-02-30 00:00:00', 'YYYY-MM-DD HH24:MI:SS')",
+                "not a valid date or time",
+            ),
+            (
+                "TO_DATE('28-FEB-26', 'DD-MON-RR')",
+                "TO_DATE with a format other than the session's NLS_DATE_FORMAT",
+            ),
+            (
+                "TO_DATE('-4712-01-01 00:00:00', 'YYYY-MM-DD HH24:MI:SS')",
+                "a sign before the year",
+            ),
+            (
+                "TO_DATE('2026-02-28 13:45:59.5', 'YYYY-MM-DD HH24:MI:SS')",
+                "a DATE carries no fraction of a second",
+            ),
+            (
+                "TO_TIMESTAMP('2026-03-29 24:00:00')",
+                "not a valid date or time",
+            ),
+            (
+                "TO_TIMESTAMP_TZ('2026-03-29 01:30:00 +15:00')",
+                "a time zone offset out of range",
+            ),
+            ("TO_YMINTERVAL('+0012-12')", "months out of range"),
+            ("XMLType(HEXTORAW('a'))", "an odd number of hex digits"),
+            ("/* JSON */ HEXTORAW('ff4')", "an odd number of hex digits"),
+        ] {
+            let out = insert(bad);
+            assert!(
+                out.starts_with(r#"{"error":"the value of column \"C\" would not decode: "#)
+                    && out.contains(problem),
+                "{bad}: {out}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_json_marker_and_an_owner_from_seg_owner() {
+        assert_eq!(
+            run(
+                r#"insert into "O"."J"("ID","DOC") values ('1',/* JSON */ HEXTORAW('ff4a'))"#,
+                Some(1)
+            ),
+            r#"{"table":"O.J","op":"c","before":null,"after":{"ID":"1","DOC":{"json":{"fn":"HEXTORAW","args":["ff4a"]}}}}"#
+        );
+        let line = |extra: &str| {
+            inspect_line(&format!(
+                r#"{{"sql_redo": "delete from \"T\" where \"ID\" = '1'", "operation_code": 2{extra}}}"#
+            ))
+            .to_string()
+        };
+        assert_eq!(
+            line(r#", "seg_owner": "APP""#),
+            r#"{"table":"APP.T","op":"d","before":{"ID":"1"},"after":null}"#
+        );
+        assert_eq!(
+            line(""),
+            r#"{"table":"T","op":"d","before":{"ID":"1"},"after":null}"#
+        );
+    }
+
+    /// An UNSUPPORTED row is reported as one, with what the engine's event names, not as a
+    /// statement that does not parse.
+    #[test]
+    fn unsupported_rows_are_reported_as_unsupported() {
+        assert_eq!(
+            inspect_line(
+                r#"{"sql_redo": "Unsupported", "operation_code": 255, "seg_owner": "APP", "table_name": "FLAGS", "status": 2, "info": "Object or Data type Unsupported"}"#
+            )
+            .to_string(),
+            r#"{"op":"unsupported","table":"APP.FLAGS","status":2,"info":"Object or Data type Unsupported"}"#
+        );
+        assert_eq!(run("Unsupported", Some(255)), r#"{"op":"unsupported"}"#);
+        assert_eq!(run("Unsupported", None), r#"{"op":"unsupported"}"#);
+        // whatever its SQL_REDO: operation 255 gives no column data
+        assert_eq!(run("", Some(255)), r#"{"op":"unsupported"}"#);
+        assert!(run("Unsupported", Some(1)).starts_with(r#"{"error":"#));
     }
 
     /// One answer per input line, in order, even when a line is not UTF-8 (a DLQ row pasted

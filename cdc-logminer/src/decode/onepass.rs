@@ -531,6 +531,7 @@ fn typed(s: &str, at: usize, ty: &ColumnType, image: &mut Image, index: usize) -
             let (first, mut close) = scan_quoted(s, open + 1)?;
             // a second argument only as TO_DATE's format, exactly as LogMiner writes it
             let mut dated = false;
+            let mut sign = temporal::YearSign::Signed;
             if b.get(close) == Some(&b',') {
                 let rest = b.get(close..)?;
                 let format = DATE_FORMAT_ARGS
@@ -538,6 +539,7 @@ fn typed(s: &str, at: usize, ty: &ColumnType, image: &mut Image, index: usize) -
                     .find(|f| DecodeTable::starts_with(rest, f.as_bytes()))?;
                 close += format.len();
                 dated = true;
+                sign = temporal::YearSign::of_date_format(format.trim_start_matches(", '"));
             }
             if b.get(close) != Some(&b')') {
                 return None;
@@ -553,7 +555,7 @@ fn typed(s: &str, at: usize, ty: &ColumnType, image: &mut Image, index: usize) -
                     if dated && function != "TO_DATE" {
                         return None;
                     }
-                    convert::temporal_value(ty, function, first.raw()).ok()?
+                    convert::temporal_value(ty, function, sign, first.raw()).ok()?
                 }
                 ColumnType::Raw | ColumnType::LongRaw | ColumnType::Blob
                     if !dated && name == "HEXTORAW" =>
@@ -726,7 +728,15 @@ mod tests {
 
     /// Values of every shape, for every type: the typed readers must give what the general
     /// reading gives, or leave the value to it.
-    const VALUES: [&str; 79] = [
+    const VALUES: [&str; 87] = [
+        "TO_DATE('-2026-02-28 13:45:59', 'YYYY-MM-DD HH24:MI:SS')",
+        "TO_DATE(' 2026-02-28 13:45:59', 'YYYY-MM-DD HH24:MI:SS')",
+        "TO_DATE('+2026-02-28 13:45:59', 'SYYYY-MM-DD HH24:MI:SS')",
+        "TO_DATE('2026-02-28 13:45:59.5', 'SYYYY-MM-DD HH24:MI:SS')",
+        "/* JSON */ EMPTY_BLOB()",
+        "/* JSON */ HEXTORAW('ff4a')",
+        "/* JSON */ HEXTORAW('ff4')",
+        "HEXTORAW('abc')",
         "TO_YMINTERVAL('-0012-03')",
         "TO_YMINTERVAL(' +12-03 ')",
         "TO_DSINTERVAL('+5 4:3:2')",

@@ -5,15 +5,15 @@
 //! is [`super::convert`]'s job, with the column types of the schema version).
 //!
 //! ```text
-//!  insert into "O"."T"("A","B") values ('x''y',NULL);
-//!  update "O"."T" [a] set [a.]"A" = v, … [where "K" = w and "E" IS NULL and ROWID = 'r'];
-//!  delete from "O"."T" [where …];
+//!  insert into ["O".]"T"("A","B") values ('x''y',NULL);
+//!  update ["O".]"T" [a] set [a.]"A" = v, … [where "K" = w and "E" IS NULL and ROWID = 'r'];
+//!  delete from ["O".]"T" [where …];            (no owner: the row's SEG_OWNER is the owner)
 //!         │                          │
 //!         ▼                          ▼
 //!   Statement { kind, owner, table, assignments: [Item], conditions: [Item], row_id }
 //!   Item { column: Ident, value: Literal }      Literal = Quoted | Null | Number | Bind
 //!                                                         | Function{name,args} | Concat
-//!                                                         | Unsupported
+//!                                                         | Json(value) | Unsupported
 //! ```
 //!
 //! Grammar accepted (keywords in any case, any whitespace or `/* … */` comment between tokens,
@@ -23,7 +23,11 @@
 //!  expr  := atom ( '||' atom )*
 //!  atom  := 'text' (with '' for a quote) | NULL | number | :bind | Unsupported Type
 //!         | name '(' [ expr ( ',' expr )* ] ')'          -- TO_DATE, UNISTR, HEXTORAW, …
+//!         | '/* JSON */' expr                            -- OSON: the marker is kept
 //! ```
+//!
+//! The `/* JSON */` comment is the one comment that is not whitespace: LogMiner writes it in
+//! front of a JSON value as its type hint.
 //!
 //! Nested function calls are limited to [`MAX_DEPTH`] levels so that no input can exhaust the
 //! stack; every scan moves forward, so parsing is linear in the length of the statement (a
@@ -271,6 +275,43 @@ impl fmt::Debug for Concat<'_> {
     }
 }
 
+/// A value LogMiner marks as JSON (OSON) with a `/* JSON */` comment in front of it
+/// (`/* JSON */ EMPTY_BLOB()`, `/* JSON */ HEXTORAW('ff4a5a…')`): the marker is the value's
+/// type hint, so it is kept rather than skipped as a comment.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct JsonValue<'a> {
+    /// The value after the marker; validated when the statement was parsed.
+    span: &'a str,
+}
+
+impl<'a> JsonValue<'a> {
+    /// The marked value.
+    pub fn value(&self) -> Literal<'a> {
+        // validated at parse time with the real depth; the bound here only has to be as large
+        Cursor::new(self.span).expr(0).unwrap_or(Literal::Null)
+    }
+}
+
+impl fmt::Debug for JsonValue<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("JsonValue").field(&self.value()).finish()
+    }
+}
+
+/// The comment LogMiner writes in front of a JSON value: `/* JSON */` (any blanks inside, any
+/// case). It is a type hint, not whitespace.
+const JSON_MARKER: &str = "JSON";
+
+/// Whether `b` starts with the JSON marker comment; its length when it does.
+fn json_marker(b: &[u8]) -> Option<usize> {
+    let inner = b.strip_prefix(b"/*")?;
+    let end = inner.windows(2).position(|w| w == b"*/")?;
+    inner[..end]
+        .trim_ascii()
+        .eq_ignore_ascii_case(JSON_MARKER.as_bytes())
+        .then_some(2 + end + 2)
+}
+
 /// A value as SQL_REDO writes it, before any type is applied.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Literal<'a> {
@@ -284,6 +325,8 @@ pub enum Literal<'a> {
     Bind(&'a str),
     Function(Function<'a>),
     Concat(Concat<'a>),
+    /// A value with the `/* JSON */` marker in front of it.
+    Json(JsonValue<'a>),
     /// LogMiner's bare `Unsupported Type` token.
     Unsupported,
 }
@@ -299,7 +342,9 @@ pub struct Item<'a> {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Statement<'a> {
     pub kind: StatementKind,
-    pub owner: Ident<'a>,
+    /// `None` when the statement names its table without an owner (`insert into "T"…`): the
+    /// owner is then the row's SEG_OWNER.
+    pub owner: Option<Ident<'a>>,
     pub table: Ident<'a>,
     /// Insert: the column/value pairs; update: the SET items, then the WHERE items.
     items: Vec<Item<'a>>,
@@ -470,7 +515,7 @@ fn estimate_items(sql: &str) -> usize {
 
 fn insert_body<'a>(
     c: &mut Cursor<'a>,
-    owner: Ident<'a>,
+    owner: Option<Ident<'a>>,
     table: Ident<'a>,
     mut items: Vec<Item<'a>>,
 ) -> Result<Statement<'a>, SyntaxError> {
@@ -824,6 +869,10 @@ impl<'a> Cursor<'a> {
                 }
             }
             if bytes.get(self.pos) == Some(&b'/') && bytes.get(self.pos + 1) == Some(&b'*') {
+                if bytes.get(self.pos..).and_then(json_marker).is_some() {
+                    // a type hint, read with the value it marks
+                    return Ok(());
+                }
                 match self.s[self.pos + 2..].find("*/") {
                     Some(end) => self.pos += 2 + end + 2,
                     None => return Err(self.error("the end of a comment")),
@@ -911,12 +960,14 @@ impl<'a> Cursor<'a> {
         })
     }
 
-    /// `"OWNER"."TABLE"`.
-    fn table_name(&mut self) -> Result<(Ident<'a>, Ident<'a>), SyntaxError> {
-        let owner = self.ident()?;
-        self.expect_byte(b'.', "'.' between owner and table")?;
+    /// `"OWNER"."TABLE"`, or `"TABLE"` alone (the owner is then the row's SEG_OWNER).
+    fn table_name(&mut self) -> Result<(Option<Ident<'a>>, Ident<'a>), SyntaxError> {
+        let first = self.ident()?;
+        if !self.eat(b'.') {
+            return Ok((None, first));
+        }
         let table = self.ident()?;
-        Ok((owner, table))
+        Ok((Some(first), table))
     }
 
     /// An alias after the table name (`update "O"."T" a set a."C" = …`).
@@ -1116,6 +1167,21 @@ impl<'a> Cursor<'a> {
                 Ok(Literal::Bind(&self.s[start..self.pos]))
             }
             b'0'..=b'9' | b'-' | b'+' | b'.' => self.number().map(Literal::Number),
+            b'/' => {
+                let Some(len) = self.bytes().get(self.pos..).and_then(json_marker) else {
+                    return Err(self.error("a value"));
+                };
+                if depth >= MAX_DEPTH {
+                    return Err(self.error("less deeply nested values"));
+                }
+                self.pos += len;
+                self.ws()?;
+                let start = self.pos;
+                self.expr(depth + 1)?;
+                Ok(Literal::Json(JsonValue {
+                    span: &self.s[start..self.pos],
+                }))
+            }
             _ if b.is_ascii_alphabetic() || b == b'_' => {
                 let start = self.pos;
                 if self.keyword("null") {
@@ -1262,7 +1328,7 @@ mod tests {
             parse_statement(r#"insert into "APP"."T"("ID","NAME","D") values ('1','it''s',NULL);"#)
                 .unwrap();
         assert_eq!(s.kind, StatementKind::Insert);
-        assert_eq!(s.owner.name(), "APP");
+        assert_eq!(s.owner.map(|o| o.name()), Some("APP".into()));
         assert_eq!(s.table.name(), "T");
         let items = s.assignments();
         assert_eq!(items.len(), 3);
@@ -1406,6 +1472,11 @@ mod tests {
             "_F('a')",
             "HEXTORAW('it''s')",
             "UNISTR('a''b', 'c''')",
+            "/* JSON */ HEXTORAW('ff4a')",
+            "/*JSON*/EMPTY_BLOB()",
+            "/* json */ 'a' || 'b'",
+            "/* JSON */",
+            "/* JSONX */ 'a'",
         ];
         let types = [
             ColumnType::Number,

@@ -160,9 +160,19 @@ pub fn is_generic_column_name(name: &str) -> bool {
         .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
 }
 
+/// Whether the statement names the layout's table; a statement that names no owner is read
+/// with the row's SEG_OWNER.
+fn names_table(stmt: &Statement<'_>, row: &MinedRow, layout: &TableLayout) -> bool {
+    let owner_matches = match stmt.owner {
+        Some(owner) => owner.name() == layout.table.owner.as_str(),
+        None => row.seg_owner.as_deref() == Some(layout.table.owner.as_str()),
+    };
+    owner_matches && stmt.table.name() == layout.table.table.as_str()
+}
+
 /// `"UNKNOWN"."OBJ# 45522"`: the table LogMiner names without a dictionary entry.
 fn is_generic_table(stmt: &Statement<'_>) -> bool {
-    stmt.owner.raw() == "UNKNOWN" || stmt.table.raw().starts_with("OBJ# ")
+    stmt.owner.is_some_and(|o| o.raw() == "UNKNOWN") || stmt.table.raw().starts_with("OBJ# ")
 }
 
 fn names_generic(stmt: &Statement<'_>, table: &DecodeTable) -> bool {
@@ -253,10 +263,7 @@ fn change_of(
         }
         _ => return Err(fail(DecodeReason::UnexpectedStatus)),
     }
-    let layout = table.layout();
-    if stmt.owner.name() != layout.table.owner.as_str()
-        || stmt.table.name() != layout.table.table.as_str()
-    {
+    if !names_table(stmt, row, table.layout()) {
         return Err(fail(DecodeReason::TableMismatch));
     }
     let images = Images {
@@ -305,10 +312,7 @@ fn older_change(
 ) -> Result<RowChange, DecodeError> {
     let layout = table.layout();
     // a dropped table's older rows name it `"UNKNOWN"."OBJ# n"`: its object id said which
-    if !is_generic_table(stmt)
-        && (stmt.owner.name() != layout.table.owner.as_str()
-            || stmt.table.name() != layout.table.table.as_str())
-    {
+    if !is_generic_table(stmt) && !names_table(stmt, row, layout) {
         return Err(error(row, Some(table), DecodeReason::TableMismatch));
     }
     let older = OlderImages {
@@ -630,6 +634,7 @@ fn literal_text(literal: &Literal<'_>) -> String {
             let parts: Vec<String> = c.parts().map(|a| literal_text(&a)).collect();
             parts.join(" || ")
         }
+        Literal::Json(j) => format!("/* JSON */ {}", literal_text(&j.value())),
     }
 }
 

@@ -9,10 +9,11 @@
 //!  INTERVAL DAY TO SECOND   (fixed)                           '+00005 04:03:02.123456'
 //! ```
 //!
-//! The year's sign position (`SYYYY`: a blank or `-`) is optional, so the `YYYY` forms that
-//! Debezium-style sessions produce read the same. The fraction takes 0 to 9 digits and may be
-//! a bare trailing dot (`'2020-02-01 00:00:00.'`). Nothing else is guessed: `DD-MON-RR`, the
-//! default that loses the time of day, is refused.
+//! The year's sign position (`SYYYY`: a blank or `-`, never `+`) is optional, so the `YYYY`
+//! forms that Debezium-style sessions produce read the same; a text written with `YYYY` (a
+//! `TO_DATE` format argument) has no sign position, so one with a sign is refused. The
+//! fraction takes 0 to 9 digits and may be a bare trailing dot (`'2020-02-01 00:00:00.'`).
+//! Nothing else is guessed: `DD-MON-RR`, the default that loses the time of day, is refused.
 
 use cdc_core::value::{OracleDateTime, TimeZone};
 
@@ -20,6 +21,31 @@ use super::convert::leading_digits;
 
 /// The date format arguments of `TO_DATE` this decoder reads.
 pub const DATE_FORMATS: [&str; 2] = ["SYYYY-MM-DD HH24:MI:SS", "YYYY-MM-DD HH24:MI:SS"];
+
+/// What may stand before the year, by the format a text was written with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum YearSign {
+    /// `SYYYY` (the session's formats): a blank, or `-` for a year before Christ; none is
+    /// read too, as it reads the same for a year after Christ.
+    Signed,
+    /// `YYYY`: nothing. It has no sign position, so a text with one was not written with it.
+    Unsigned,
+}
+
+impl YearSign {
+    /// The sign rule of a `TO_DATE` format argument (one of [`DATE_FORMATS`], any case).
+    pub(super) fn of_date_format(format: &str) -> YearSign {
+        if format
+            .as_bytes()
+            .first()
+            .is_some_and(|b| b.eq_ignore_ascii_case(&b'S'))
+        {
+            YearSign::Signed
+        } else {
+            YearSign::Unsigned
+        }
+    }
+}
 
 type Result<T> = std::result::Result<T, &'static str>;
 
@@ -54,12 +80,23 @@ fn digits(b: &[u8], at: usize, n: usize) -> Result<u32> {
     Ok(v)
 }
 
-/// `[ |-|+]YYYY-MM-DD HH24:MI:SS[.F{0,9}]`; returns the value and the rest of the text.
-pub fn parse_datetime(text: &str, allow_fraction: bool) -> Result<(OracleDateTime, &str)> {
+/// `[ |-]YYYY-MM-DD HH24:MI:SS[.F{0,9}]` (the sign position only as `sign` allows it);
+/// returns the value and the rest of the text.
+fn parse_datetime(
+    text: &str,
+    allow_fraction: bool,
+    sign: YearSign,
+) -> Result<(OracleDateTime, &str)> {
     let b = text.as_bytes();
-    let (negative, start) = match b.first() {
-        Some(b'-') => (true, 1),
-        Some(b' ' | b'+') => (false, 1),
+    let (negative, start) = match (b.first(), sign) {
+        (Some(b'-'), YearSign::Signed) => (true, 1),
+        (Some(b' '), YearSign::Signed) => (false, 1),
+        (Some(b'-' | b' ' | b'+'), YearSign::Unsigned) => {
+            return Err("a sign before the year, which the format YYYY does not write");
+        }
+        (Some(b'+'), YearSign::Signed) => {
+            return Err("'+' before the year, which SYYYY does not write (a blank or '-')");
+        }
         _ => (false, 0),
     };
     if let Some(fixed) = fixed_datetime(b, start) {
@@ -256,9 +293,9 @@ fn finish_datetime(
     Ok((value, &text[end..]))
 }
 
-/// A DATE literal (no fraction, nothing after it).
-pub fn parse_date(text: &str) -> Result<OracleDateTime> {
-    let (value, rest) = parse_datetime(text, false)?;
+/// A DATE literal (no fraction, nothing after it) written with a format of sign rule `sign`.
+pub(super) fn parse_date(text: &str, sign: YearSign) -> Result<OracleDateTime> {
+    let (value, rest) = parse_datetime(text, false, sign)?;
     if !trim(rest).is_empty() {
         return Err("text after the time of day");
     }
@@ -267,7 +304,7 @@ pub fn parse_date(text: &str) -> Result<OracleDateTime> {
 
 /// A TIMESTAMP literal (fraction allowed, nothing after it).
 pub fn parse_timestamp(text: &str) -> Result<OracleDateTime> {
-    let (value, rest) = parse_datetime(text, true)?;
+    let (value, rest) = parse_datetime(text, true, YearSign::Signed)?;
     if !trim(rest).is_empty() {
         return Err("text after the time of day");
     }
@@ -277,7 +314,7 @@ pub fn parse_timestamp(text: &str) -> Result<OracleDateTime> {
 /// A TIMESTAMP WITH TIME ZONE literal; the zone is `None` when the text has none (as for
 /// TIMESTAMP WITH LOCAL TIME ZONE).
 pub fn parse_timestamp_tz(text: &str) -> Result<(OracleDateTime, Option<TimeZone>)> {
-    let (value, rest) = parse_datetime(text, true)?;
+    let (value, rest) = parse_datetime(text, true, YearSign::Signed)?;
     let zone = trim(rest);
     if zone.is_empty() {
         return Ok((value, None));
@@ -681,19 +718,19 @@ mod tests {
     #[test]
     fn dates_and_timestamps() {
         assert_eq!(
-            parse_date("2026-02-28 13:45:59"),
+            parse_date("2026-02-28 13:45:59", YearSign::Signed),
             Ok(dt(2026, 2, 28, 13, 45, 59, 0))
         );
         assert_eq!(
-            parse_date(" 9999-12-31 23:59:59"),
+            parse_date(" 9999-12-31 23:59:59", YearSign::Signed),
             Ok(dt(9999, 12, 31, 23, 59, 59, 0))
         );
         assert_eq!(
-            parse_date("-4712-01-01 00:00:00"),
+            parse_date("-4712-01-01 00:00:00", YearSign::Signed),
             Ok(dt(-4712, 1, 1, 0, 0, 0, 0))
         );
-        assert!(parse_date("28-FEB-26").is_err());
-        assert!(parse_date("2026-02-30 00:00:00").is_err());
+        assert!(parse_date("28-FEB-26", YearSign::Signed).is_err());
+        assert!(parse_date("2026-02-30 00:00:00", YearSign::Signed).is_err());
         assert_eq!(
             parse_timestamp("2026-03-29 01:30:00.123456000"),
             Ok(dt(2026, 3, 29, 1, 30, 0, 123_456_000))

@@ -438,6 +438,11 @@ impl<S: RedoSource> CaptureEngine<S> {
         details.insert("scn".to_owned(), row.scn.to_string());
         details.insert("operation".to_owned(), row.operation.name().to_owned());
         details.insert("error".to_owned(), error.to_string());
+        if matches!(kind, DlqKind::UnsupportedRow) {
+            // what the `unsupported-row` event names besides: why LogMiner gave no data
+            details.insert("status".to_owned(), row.status.to_string());
+            details.insert("info".to_owned(), row.info.clone().unwrap_or_default());
+        }
         let dlq = DlqRecord {
             kind,
             xid: key,

@@ -298,7 +298,12 @@ fn write_literal(out: &mut String, col: &ColumnDef, value: &Value) {
         Value::Date(t) => {
             out.push_str("TO_DATE('");
             write_date_part(out, t);
-            out.push_str("', 'YYYY-MM-DD HH24:MI:SS')");
+            // YYYY has no sign position: a year before Christ is written under SYYYY
+            out.push_str(if t.year < 0 {
+                "', 'SYYYY-MM-DD HH24:MI:SS')"
+            } else {
+                "', 'YYYY-MM-DD HH24:MI:SS')"
+            });
         }
         Value::Timestamp(t) => {
             out.push_str("TO_TIMESTAMP('");

@@ -12,7 +12,81 @@ use cdc_logminer::engine::{
 use cdc_logminer::sim::{
     GroundTruth, SimConfig, SimDatabase, SimSource, TruthTransaction, Workload, WorkloadConfig,
 };
+use cdc_logminer::source::{
+    ActiveTransaction, CapturedObject, DatabaseIdentity, LogFile, LogInventoryQuery, MineSummary,
+    MiningQuery, MiningWindow, NlsSettings, RedoSource, RowSink, SessionRef, SourceError,
+    TableFilter,
+};
 use cdc_offset::Position;
+
+/// A source whose mined rows pass through `edit` on their way to the engine: the rows a real
+/// LogMiner can return that the simulator does not write (a malformed literal, a statement
+/// without an owner), made from the simulator's own. Everything else is the inner source's.
+#[derive(Debug)]
+pub struct Edited<S> {
+    pub inner: S,
+    pub edit: fn(&mut cdc_core::MinedRow),
+}
+
+impl<S: RedoSource> RedoSource for Edited<S> {
+    fn identity(&mut self) -> Result<DatabaseIdentity, SourceError> {
+        self.inner.identity()
+    }
+    fn current_scn(&mut self) -> Result<cdc_core::Scn, SourceError> {
+        self.inner.current_scn()
+    }
+    fn log_inventory(&mut self, query: &LogInventoryQuery) -> Result<Vec<LogFile>, SourceError> {
+        self.inner.log_inventory(query)
+    }
+    fn resolve_objects(
+        &mut self,
+        filter: &TableFilter<'_>,
+    ) -> Result<Vec<CapturedObject>, SourceError> {
+        self.inner.resolve_objects(filter)
+    }
+    fn table_layouts(
+        &mut self,
+        tables: &[TableId],
+    ) -> Result<Vec<cdc_core::TableLayout>, SourceError> {
+        self.inner.table_layouts(tables)
+    }
+    fn last_ddl_after(
+        &mut self,
+        tables: &[TableId],
+        scn: cdc_core::Scn,
+    ) -> Result<Vec<(TableId, i64)>, SourceError> {
+        self.inner.last_ddl_after(tables, scn)
+    }
+    fn start_session(&mut self, window: &MiningWindow) -> Result<(), SourceError> {
+        self.inner.start_session(window)
+    }
+    fn end_session(&mut self) -> Result<(), SourceError> {
+        self.inner.end_session()
+    }
+    fn mine(
+        &mut self,
+        q: &MiningQuery,
+        sink: &mut RowSink<'_>,
+    ) -> Result<MineSummary, SourceError> {
+        let edit = self.edit;
+        self.inner.mine(q, &mut |mut row| {
+            edit(&mut row);
+            sink(row)
+        })
+    }
+    fn active_transactions(&mut self) -> Result<Vec<ActiveTransaction>, SourceError> {
+        self.inner.active_transactions()
+    }
+    fn session_exists(&mut self, session: SessionRef) -> Result<bool, SourceError> {
+        self.inner.session_exists(session)
+    }
+    fn nls(&mut self) -> Result<NlsSettings, SourceError> {
+        self.inner.nls()
+    }
+    fn reconnect(&mut self) -> Result<(), SourceError> {
+        self.inner.reconnect()
+    }
+}
 
 /// Tables the engine tests capture: the standard schema's APP tables except the LOB table
 /// (LOB values are assembled by a later issue; `cdc.lob.mode=skip` publishes no LOB fields).
@@ -43,8 +117,8 @@ pub fn source(
 }
 
 /// Steps the engine until the workload is done and `quiet` steps in a row found no row.
-pub fn run_until_quiet(
-    engine: &mut CaptureEngine<SimSource>,
+pub fn run_until_quiet<S: RedoSource>(
+    engine: &mut CaptureEngine<S>,
     clock: &ManualClock,
     out: &mut Vec<EngineRecord>,
     quiet: usize,
