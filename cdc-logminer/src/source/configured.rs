@@ -17,9 +17,9 @@ use cdc_offset::Position;
 
 use crate::sim::{Scenario, SimConfig, SimDatabase, SimSource, Workload, WorkloadConfig};
 use crate::source::{
-    ActiveTransaction, CapturedObject, DatabaseIdentity, DatabaseRole, LogFile, LogInventoryQuery,
-    MineSummary, MiningQuery, MiningWindow, NlsSettings, OpenMode, RedoSource, RowSink, SessionRef,
-    SourceError, TableFilter,
+    ActiveTransaction, CapturedObject, DatabaseIdentity, DatabaseRole, DictionaryBuild, LogFile,
+    LogInventoryQuery, MineSummary, MiningQuery, MiningWindow, NlsSettings, OpenMode, RedoSource,
+    RowSink, SessionRef, SourceError, TableFilter,
 };
 
 /// Workload events the simulated database runs each time the engine asks for its current SCN:
@@ -105,6 +105,10 @@ impl RedoSource for ConfiguredSource {
 
     fn start_session(&mut self, window: &MiningWindow) -> Result<(), SourceError> {
         each_source!(self, s => s.start_session(window))
+    }
+
+    fn build_dictionary(&mut self) -> Result<DictionaryBuild, SourceError> {
+        each_source!(self, s => s.build_dictionary())
     }
 
     fn end_session(&mut self) -> Result<(), SourceError> {
