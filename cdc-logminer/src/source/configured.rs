@@ -203,6 +203,7 @@ fn sim_database(sim: &SimSettings) -> Result<SimSource, SourceSetupError> {
                 standby_apply_lag_logs: sim.standby_apply_lag_logs,
                 pdbs: sim.session_pdb.iter().cloned().collect(),
                 session_pdb: sim.session_pdb.clone(),
+                dictionary_build_grant: sim.dictionary_build_grant,
                 ..SimConfig::default()
             })
             .map_err(|e| SourceSetupError::Sim(e.to_string()))?;
@@ -477,6 +478,18 @@ mod tests {
         let pdb = identity(&[("cdc.sim.session.pdb", "SALESPDB")]);
         assert!(pdb.is_cdb);
         assert_eq!(pdb.session_pdb.as_deref(), Some("SALESPDB"));
+        // without EXECUTE on DBMS_LOGMNR_D a build fails as PL/SQL does; with it, it works
+        let build = |grant: &str| {
+            let config = validated(&[
+                ("cdc.source", "sim"),
+                ("cdc.sim.changes", "300"),
+                ("cdc.sim.dictionary.build.grant", grant),
+            ]);
+            sim_source(&config, None).unwrap().build_dictionary()
+        };
+        assert!(build("true").is_ok());
+        let denied = build("false").unwrap_err();
+        assert!(denied.is_missing_build_grant(), "{denied}");
         // a standby lists only what it has applied: the lag hides the newest archived logs
         let archived = |lag: &str| {
             let config = validated(&[
