@@ -69,9 +69,9 @@ use cdc_logminer::engine::{
 };
 use cdc_logminer::source::configured::{sim_expected, sim_initial_scn, sim_source};
 use cdc_logminer::source::{
-    ActiveTransaction, CapturedObject, DatabaseIdentity, LogFile, LogInventoryQuery, MineSummary,
-    MiningQuery, MiningWindow, NlsSettings, RedoSource, RowSink, SessionRef, SourceError,
-    TableFilter,
+    ActiveTransaction, CapturedObject, DatabaseIdentity, DictionaryBuild, LogFile,
+    LogInventoryQuery, MineSummary, MiningQuery, MiningWindow, NlsSettings, RedoSource, RowSink,
+    SessionRef, SourceError, TableFilter,
 };
 use rdkafka::admin::{AdminClient, AdminOptions};
 use rdkafka::client::DefaultClientContext;
@@ -740,6 +740,9 @@ impl<S: RedoSource> RedoSource for Timed<S> {
     }
     fn end_session(&mut self) -> Result<(), SourceError> {
         self.other(|s| s.end_session())
+    }
+    fn build_dictionary(&mut self) -> Result<DictionaryBuild, SourceError> {
+        self.other(|s| s.build_dictionary())
     }
     fn mine(
         &mut self,

@@ -181,6 +181,9 @@ ora_codes! {
     TOO_MANY_IN_LIST_EXPRESSIONS = 1795,
     /// A PL/SQL backtrace line that follows the error it locates.
     AT_LINE = 6512,
+    /// A PL/SQL block did not compile; a PLS-nnnnn line says why. PLS-00201 (identifier must
+    /// be declared) naming DBMS_LOGMNR_D is a dictionary build without EXECUTE on the package.
+    PLSQL_COMPILATION_ERROR = 6550,
     /// The flat file dictionary is desupported.
     FLAT_FILE_DICTIONARY_DESUPPORTED = 44613,
     /// The operation must run in the root container, not in a pluggable database.
@@ -472,7 +475,7 @@ mod tests {
         // flashback errors) are named too.
         for number in [
             1290, 1292, 1306, 1307, 65040, 1371, 1333, 1343, 1347, 1281, 368, 353, 600, 4030, 4036,
-            8181, 1555, 1466, 1325, 44613, 1324, 1287, 1358, 6512,
+            8181, 1555, 1466, 1325, 44613, 1324, 1287, 1358, 6512, 6550,
         ] {
             assert!(
                 OraCode(number).name().is_some(),

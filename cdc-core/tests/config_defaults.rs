@@ -44,6 +44,7 @@ const REFERENCE: &[(&str, Expected)] = &[
     ("cdc.sim.open.mode", Value("read_write")),
     ("cdc.sim.standby.apply.lag.logs", Value("0")),
     ("cdc.sim.session.pdb", NoLiteral),
+    ("cdc.sim.dictionary.build.grant", Value("true")),
     ("cdc.database.host", NoLiteral),
     ("cdc.database.port", Value("1521")),
     ("cdc.database.service", NoLiteral),
@@ -362,6 +363,7 @@ fn a_minimal_file_gets_every_default() {
     );
     assert_eq!(config.sim.standby_apply_lag_logs, 0);
     assert_eq!(config.sim.session_pdb, None);
+    assert!(config.sim.dictionary_build_grant);
 
     let login = config.database.login.as_ref().unwrap();
     assert_eq!(

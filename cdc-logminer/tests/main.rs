@@ -19,6 +19,7 @@ mod engine_topology;
 mod engine_truth;
 mod sim_decode_roundtrip;
 mod sim_determinism;
+mod sim_dictionary;
 mod sim_faults;
 mod sim_lobs;
 mod sim_pdb;

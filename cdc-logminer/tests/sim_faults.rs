@@ -12,8 +12,8 @@ use cdc_logminer::sim::{
     DbOp, Fault, Scenario, SimConfig, SimDatabase, SimSource, SourceCall, Workload, WorkloadConfig,
 };
 use cdc_logminer::source::{
-    CaptureMode, LogInventoryQuery, LogLocation, MiningWindow, RedoBound, RedoSource, SessionMode,
-    SessionRef, SourceError,
+    CaptureMode, DictionarySource, LogInventoryQuery, LogLocation, MiningWindow, RedoBound,
+    RedoSource, SessionMode, SessionRef, SourceError,
 };
 
 fn source(seed: u64) -> SimSource {
@@ -150,6 +150,7 @@ fn missing_log_file_is_ora_01291() {
         logs: logs[1..].to_vec(),
         start_scn: logs[0].first_scn,
         mode: SessionMode::Logs,
+        dictionary: DictionarySource::OnlineCatalog,
     };
     assert_eq!(code(&s.start_session(&window).unwrap_err()), 1291);
 }
@@ -313,6 +314,7 @@ fn session_errors_are_oracles() {
             logs: vec![],
             start_scn: Scn(1),
             mode: SessionMode::Logs,
+            dictionary: DictionarySource::OnlineCatalog,
         })
         .unwrap_err();
     assert_eq!(code(&e), 1292);
@@ -321,6 +323,7 @@ fn session_errors_are_oracles() {
         logs: vec![logs[0].clone(), logs[0].clone()],
         start_scn: logs[0].first_scn,
         mode: SessionMode::Logs,
+        dictionary: DictionarySource::OnlineCatalog,
     };
     assert_eq!(code(&s.start_session(&dup).unwrap_err()), 1289);
     s.start_session(&whole_window(&logs)).unwrap();

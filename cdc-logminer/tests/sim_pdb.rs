@@ -10,8 +10,8 @@ use cdc_core::{ConId, MinedRow, Operation, Scn};
 use cdc_logminer::sim::source::{query_for, whole_window};
 use cdc_logminer::sim::{DbOp, SimConfig, SimDatabase, SimSource, Workload, WorkloadConfig};
 use cdc_logminer::source::{
-    CaptureMode, LogFile, LogInventoryQuery, LogLocation, MiningWindow, RedoBound, RedoSource,
-    SessionMode,
+    CaptureMode, DictionarySource, LogFile, LogInventoryQuery, LogLocation, MiningWindow,
+    RedoBound, RedoSource, SessionMode,
 };
 
 const PDB1: ConId = ConId(3);
@@ -48,6 +48,7 @@ fn inventory(s: &mut SimSource) -> Vec<LogFile> {
 fn range(logs: &[LogFile]) -> MiningWindow {
     MiningWindow {
         mode: SessionMode::Range,
+        dictionary: DictionarySource::OnlineCatalog,
         ..whole_window(logs)
     }
 }

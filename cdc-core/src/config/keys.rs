@@ -603,6 +603,9 @@ pub static KEYS: &[KeySpec] = &[
     KeySpec::new("cdc.sim.standby.apply.lag.logs", G::Source, int(0, 1_000_000), Value("0"),
         "On a simulated physical standby, how many of the newest archived logs are not applied yet; mining stays below the applied SCN.")
         .shown_by(&[SIM_KEYS, "cdc-logminer/tests/engine_topology.rs::a_standby_is_mined_up_to_its_applied_scn"]),
+    KeySpec::new("cdc.sim.dictionary.build.grant", G::Source, K::Boolean, Value("true"),
+        "The simulated capture user may run DBMS_LOGMNR_D.BUILD (EXECUTE on DBMS_LOGMNR_D); false: a dictionary build fails with ORA-06550 / PLS-00201 as on a database without the grant (a scenario file sets `dictionary_build_grant` in its `database`).")
+        .shown_by(&[SIM_KEYS]),
     KeySpec::new("cdc.sim.session.pdb", G::Source, K::Name, Unset,
         "The simulated database is a CDB with this one PDB and the session is connected to it: ADD_LOGFILE fails with ORA-65040, mining by SCN range works.")
         .shown_by(&[SIM_KEYS, "cdc-logminer/tests/engine_topology.rs::auto_mines_by_range_in_a_pdb"]),

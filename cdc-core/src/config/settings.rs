@@ -172,6 +172,8 @@ pub struct SimSettings {
     /// `cdc.sim.session.pdb`: the database is a CDB with this one PDB, and the session is
     /// connected to it.
     pub session_pdb: Option<String>,
+    /// `cdc.sim.dictionary.build.grant`: the capture user may run DBMS_LOGMNR_D.BUILD.
+    pub dictionary_build_grant: bool,
 }
 
 /// Where the database is.

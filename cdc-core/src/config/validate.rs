@@ -903,6 +903,7 @@ impl<'a> Validation<'a> {
                 open_mode: self.choice("cdc.sim.open.mode", SimOpenMode::from_config)?,
                 standby_apply_lag_logs: self.u32("cdc.sim.standby.apply.lag.logs")?,
                 session_pdb: self.text("cdc.sim.session.pdb"),
+                dictionary_build_grant: self.boolean("cdc.sim.dictionary.build.grant")?,
             },
             database: DatabaseSettings {
                 login: parts.login,

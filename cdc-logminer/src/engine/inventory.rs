@@ -136,6 +136,8 @@ mod tests {
                 dest_id: 1,
                 dest_name: "LOG_ARCHIVE_DEST_1".into(),
             },
+            dictionary_begin: false,
+            dictionary_end: false,
         }
     }
 

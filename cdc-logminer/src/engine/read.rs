@@ -118,6 +118,7 @@ impl<S: RedoSource> CaptureEngine<S> {
             logs: window_logs,
             start_scn,
             mode: self.read.session_mode,
+            dictionary: crate::source::DictionarySource::OnlineCatalog,
         })?;
         if self.read.session_started_ms.is_none() {
             self.read.session_started_ms = Some(now);

@@ -1,11 +1,13 @@
 //! What LogMiner returns for a redo record: V$LOGMNR_CONTENTS rows rendered from the record
-//! and the dictionary as it is now (the online catalog), so DML older than a later ALTER comes
-//! back with STATUS 2 and generic names, and DML of a dropped table as `"UNKNOWN"."OBJ# n"`.
+//! and the session's dictionary. With the dictionary as it is now (the online catalog), DML
+//! older than a later ALTER comes back with STATUS 2 and generic names, and DML of a dropped
+//! table as `"UNKNOWN"."OBJ# n"`; with a redo dictionary (a build, tracked through later DDL),
+//! DML is named with the layout it was written under when the build knew it or made it later.
 
 use cdc_core::change::status;
 use cdc_core::{ColumnDef, MinedRow, Operation, RedoThread, RsId, TableLayout, Value};
 
-use super::db::{Body, DmlKind, LobRow, Placed, SimDatabase};
+use super::db::{Body, DmlKind, LobRow, Placed, RedoDictionary, SimDatabase};
 use super::model::SimTable;
 use super::render::{self, DDL_ROWID, LOB_PLACEHOLDER_ROWID, Naming};
 
@@ -32,6 +34,14 @@ impl SimDatabase {
         let (object, lob) = match &r.body {
             Body::Dml { object, .. } | Body::Unsupported { object, .. } => (*object, false),
             Body::Lob { object, .. } => (*object, true),
+            // rows of SYS's LogMiner tables: no query of the engine returns them
+            Body::Dictionary { .. } => {
+                let mut row = MinedRow::new(r.scn, placed.rs_id, r.ssn, r.xid, Operation::Internal);
+                row.seg_owner = Some("SYS".into());
+                row.username = Some(r.user.clone());
+                row.thread = thread;
+                return Some(row);
+            }
             _ => return None,
         };
         let operation = operation_of(&r.body);
@@ -58,13 +68,24 @@ impl SimDatabase {
     }
 
     /// The V$LOGMNR_CONTENTS rows of one record (several when SQL_REDO needs CSF rows),
-    /// pushed onto `out`.
-    pub(crate) fn render(&self, placed: &Placed, thread: RedoThread, out: &mut Vec<MinedRow>) {
-        split_rows(self.render_row(placed, thread), out);
+    /// pushed onto `out`, with the online catalog (`dictionary` None) or a redo dictionary.
+    pub(crate) fn render(
+        &self,
+        placed: &Placed,
+        thread: RedoThread,
+        dictionary: Option<&RedoDictionary>,
+        out: &mut Vec<MinedRow>,
+    ) {
+        split_rows(self.render_row(placed, thread, dictionary), out);
     }
 
     /// A record's row with its whole SQL_REDO.
-    fn render_row(&self, placed: &Placed, thread: RedoThread) -> MinedRow {
+    fn render_row(
+        &self,
+        placed: &Placed,
+        thread: RedoThread,
+        dictionary: Option<&RedoDictionary>,
+    ) -> MinedRow {
         let r = &placed.record;
         let container = self.containers.get(r.con);
         let rs_id = if r.zero_rs_id {
@@ -94,6 +115,10 @@ impl SimDatabase {
             Body::Rollback => {
                 row.sql_redo = Some("rollback".into());
                 row.row_id = Some(LOB_PLACEHOLDER_ROWID.into());
+            }
+            Body::Dictionary { .. } => {
+                row.operation = Operation::Internal;
+                row.seg_owner = Some("SYS".into());
             }
             Body::Ddl {
                 owner,
@@ -136,7 +161,9 @@ impl SimDatabase {
                 row.row_id = Some(row_id.clone());
                 let Some(named) = container
                     .and_then(|c| c.tables.get(table.index))
-                    .and_then(|t| NamedAs::of(t, *version, *object))
+                    .and_then(|t| {
+                        NamedAs::of(t, *version, *object, (r.con, table.index), dictionary)
+                    })
                 else {
                     return row;
                 };
@@ -173,7 +200,9 @@ impl SimDatabase {
             } => {
                 let Some(named) = container
                     .and_then(|c| c.tables.get(table.index))
-                    .and_then(|t| NamedAs::of(t, *version, *object))
+                    .and_then(|t| {
+                        NamedAs::of(t, *version, *object, (r.con, table.index), dictionary)
+                    })
                 else {
                     return row;
                 };
@@ -225,6 +254,7 @@ impl SimDatabase {
 /// OPERATION_CODE of a record's rows.
 fn operation_of(body: &Body) -> Operation {
     match body {
+        Body::Dictionary { .. } => Operation::Internal,
         Body::Start => Operation::Start,
         Body::Commit => Operation::Commit,
         Body::Rollback => Operation::Rollback,
@@ -244,9 +274,11 @@ fn operation_of(body: &Body) -> Operation {
     }
 }
 
-/// How a record's table reads in SQL_REDO now: the layout the record was written with, its
-/// naming (STATUS 2 generic names when a later ALTER changed the table, or it was dropped), and
-/// its owner and name (`"UNKNOWN"."OBJ# n"` once dropped).
+/// How a record's table reads in SQL_REDO: the layout the record was written with, its naming
+/// and its owner and name. With the online catalog, STATUS 2 generic names when a later ALTER
+/// changed the table or it was dropped, and `"UNKNOWN"."OBJ# n"` once dropped; with a redo
+/// dictionary, names when it knows the version ([`RedoDictionary::names`]), generic otherwise,
+/// and `"UNKNOWN"."OBJ# n"` for a table dropped before its build.
 struct NamedAs<'a> {
     layout: &'a TableLayout,
     naming: Naming,
@@ -255,14 +287,24 @@ struct NamedAs<'a> {
 }
 
 impl<'a> NamedAs<'a> {
-    fn of(t: &'a SimTable, version: usize, object: cdc_core::ObjectId) -> Option<NamedAs<'a>> {
+    fn of(
+        t: &'a SimTable,
+        version: usize,
+        object: cdc_core::ObjectId,
+        (con, table): (usize, usize),
+        dictionary: Option<&RedoDictionary>,
+    ) -> Option<NamedAs<'a>> {
         let layout = t.versions.get(version)?;
-        let naming = if t.dropped || version < t.version() {
-            Naming::Generic
-        } else {
-            Naming::Dictionary
+        let (named, unknown) = match dictionary {
+            None => (!t.dropped && version == t.version(), t.dropped),
+            Some(d) => (d.names(con, table, version), !d.knows_table(con, table)),
         };
-        let (owner, name) = if t.dropped {
+        let naming = if named {
+            Naming::Dictionary
+        } else {
+            Naming::Generic
+        };
+        let (owner, name) = if unknown {
             ("UNKNOWN".to_owned(), format!("OBJ# {}", object.0))
         } else {
             (t.id.owner.clone(), t.id.table.clone())

@@ -466,6 +466,10 @@ mod tests {
         assert_eq!(op(r#"{"event": "log_switch"}"#), DbOp::LogSwitch);
         assert_eq!(op(r#"{"event": "archive"}"#), DbOp::Archive);
         assert_eq!(
+            op(r#"{"event": "dictionary_build"}"#),
+            DbOp::DictionaryBuild
+        );
+        assert_eq!(
             op(r#"{"event": "purge", "up_to_sequence": 3}"#),
             DbOp::Purge {
                 up_to_sequence: 3,

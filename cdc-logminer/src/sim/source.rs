@@ -21,15 +21,15 @@ use cdc_core::{
 use serde::{Deserialize, Serialize};
 
 use super::SimError;
-use super::db::{DbOp, SimDatabase};
+use super::db::{DbOp, RedoDictionary, SimDatabase};
 use super::logminer::DICTIONARY_MISMATCH_INFO;
 use super::model::Organization;
 use super::workload::{Step, Workload};
 use crate::source::{
     ActiveTransaction, CURRENT_LOG_NEXT_SCN, CaptureMode, CapturedObject, DatabaseIdentity,
-    DatabaseRole, LogFile, LogInventoryQuery, LogLocation, LogStatus, MineSummary, MiningQuery,
-    MiningWindow, NlsSettings, OpenMode, PdbInfo, RedoBound, RedoSource, RowSink, SegmentKind,
-    SessionMode, SessionRef, SourceError, TableFilter,
+    DatabaseRole, DictionaryBuild, DictionarySource, LogFile, LogInventoryQuery, LogLocation,
+    LogStatus, MineSummary, MiningQuery, MiningWindow, NlsSettings, OpenMode, PdbInfo, RedoBound,
+    RedoSource, RowSink, SegmentKind, SessionMode, SessionRef, SourceError, TableFilter,
 };
 
 pub use crate::source::ORACLE_MAINTAINED_OWNERS;
@@ -46,6 +46,7 @@ pub enum SourceCall {
     TableLayouts,
     LastDdl,
     StartSession,
+    BuildDictionary,
     EndSession,
     Mine,
     ActiveTransactions,
@@ -97,6 +98,9 @@ struct SessionLog {
 #[derive(Debug, Clone)]
 struct MinerSession {
     logs: Vec<SessionLog>,
+    /// The redo dictionary of a `DICT_FROM_REDO_LOGS + DDL_DICT_TRACKING` session, and its
+    /// STARTSCN: rows below it are read for the dictionary only, not returned.
+    redo_dictionary: Option<(RedoDictionary, Scn)>,
 }
 
 /// The simulator as a [`RedoSource`].
@@ -120,6 +124,18 @@ pub struct SimSource {
 
 fn ora(code: u32, text: String) -> SourceError {
     SourceError::ora(OraCode(code), text)
+}
+
+/// START_LOGMNR's answer when the added logs do not cover the range asked for.
+const MISSING_LOG_FILE: &str =
+    "ORA-01291: missing log file\nORA-06512: at \"SYS.DBMS_LOGMNR\", line 72\nORA-06512: at line 1";
+
+/// START_LOGMNR with DICT_FROM_REDO_LOGS when not every log of a build was added.
+fn dictionary_incomplete() -> SourceError {
+    ora(
+        1371,
+        "ORA-01371: Complete LogMiner dictionary not found\nORA-06512: at \"SYS.DBMS_LOGMNR\", line 72\nORA-06512: at line 1".into(),
+    )
 }
 
 impl SimSource {
@@ -328,6 +344,8 @@ impl SimSource {
                                 dest_id: dest as u32 + 1,
                                 dest_name: dest_name.clone(),
                             },
+                            dictionary_begin: log.dictionary_begin,
+                            dictionary_end: log.dictionary_end,
                         },
                     ));
                 } else if query.mode == CaptureMode::Online && log.online {
@@ -350,6 +368,9 @@ impl SimSource {
                             deleted: false,
                             name: Some(log.online_name(&self.db.config.db_name)),
                             location: LogLocation::Online { group: log.group },
+                            // V$LOG has no dictionary flags
+                            dictionary_begin: false,
+                            dictionary_end: false,
                         },
                     ));
                 }
@@ -389,6 +410,10 @@ impl SimSource {
             self.faults.pop_front();
             return Err(missing());
         }
+        if window.dictionary == DictionarySource::RedoLogs {
+            // no log is added, so none holds a dictionary (observed in a PDB)
+            return Err(dictionary_incomplete());
+        }
         let (start, end) = (window.start_scn, window.end_scn());
         let mut logs = Vec::new();
         for (index, log) in self.db.logs.iter().enumerate() {
@@ -419,6 +444,7 @@ impl SimSource {
             let Some((location, name)) = location else {
                 return Err(missing());
             };
+            let archived = matches!(location, LogLocation::Archived { .. });
             logs.push(SessionLog {
                 file: LogFile {
                     thread: log.thread,
@@ -430,6 +456,8 @@ impl SimSource {
                     deleted: false,
                     name: Some(name),
                     location,
+                    dictionary_begin: archived && log.dictionary_begin,
+                    dictionary_end: archived && log.dictionary_end,
                 },
                 index,
             });
@@ -441,8 +469,52 @@ impl SimSource {
             return Err(missing());
         }
         logs.sort_by_key(|l| (l.file.thread, l.file.sequence));
-        self.session = Some(MinerSession { logs });
+        self.session = Some(MinerSession {
+            logs,
+            redo_dictionary: None,
+        });
         Ok(())
+    }
+
+    /// The dictionary a `DICT_FROM_REDO_LOGS + DDL_DICT_TRACKING` session over `logs` loads:
+    /// the first build all of whose logs were added (ORA-01371 when there is none), carried
+    /// through the redo after it, which must not miss a sequence up to the last added log
+    /// (ORA-01291).
+    fn redo_dictionary(&self, logs: &[SessionLog]) -> Result<RedoDictionary, SourceError> {
+        let added: BTreeSet<usize> = logs.iter().map(|l| l.index).collect();
+        let whole = |first: usize, last: usize| {
+            let (Some(a), Some(b)) = (self.db.logs.get(first), self.db.logs.get(last)) else {
+                return false;
+            };
+            self.db.logs.iter().enumerate().all(|(i, l)| {
+                added.contains(&i)
+                    || l.thread != a.thread
+                    || l.incarnation != a.incarnation
+                    || l.sequence < a.sequence
+                    || l.sequence > b.sequence
+            })
+        };
+        let build = self
+            .db
+            .builds()
+            .iter()
+            .find(|b| whole(b.first_log, b.last_log))
+            .ok_or_else(dictionary_incomplete)?;
+        let Some(first) = self.db.logs.get(build.first_log) else {
+            return Err(dictionary_incomplete());
+        };
+        let mut sequences: Vec<u32> = logs
+            .iter()
+            .filter_map(|l| self.db.logs.get(l.index))
+            .filter(|l| l.thread == first.thread && l.sequence >= first.sequence)
+            .map(|l| l.sequence)
+            .collect();
+        sequences.sort_unstable();
+        if sequences.windows(2).any(|w| w[1] != w[0] + 1) {
+            // DDL tracking may not miss a log between the build and the mined range
+            return Err(ora(1291, MISSING_LOG_FILE.into()));
+        }
+        Ok(RedoDictionary::of(build))
     }
 
     fn find_log(&self, file: &LogFile) -> Option<usize> {
@@ -651,11 +723,28 @@ impl RedoSource for SimSource {
             .iter()
             .any(|f| f.first_scn <= window.start_scn && window.start_scn < f.next_scn);
         if !covered {
-            return Err(ora(1291, "ORA-01291: missing log file\nORA-06512: at \"SYS.DBMS_LOGMNR\", line 72\nORA-06512: at line 1".into()));
+            return Err(ora(1291, MISSING_LOG_FILE.into()));
         }
         logs.sort_by_key(|l| (l.file.thread, l.file.sequence));
-        self.session = Some(MinerSession { logs });
+        let redo_dictionary = match window.dictionary {
+            DictionarySource::OnlineCatalog => None,
+            DictionarySource::RedoLogs => Some((self.redo_dictionary(&logs)?, window.start_scn)),
+        };
+        self.session = Some(MinerSession {
+            logs,
+            redo_dictionary,
+        });
         Ok(())
+    }
+
+    fn build_dictionary(&mut self) -> Result<DictionaryBuild, SourceError> {
+        self.gate(SourceCall::BuildDictionary)?;
+        self.db.build_dictionary().map_err(|e| match e {
+            SimError::Ora(code, message) => SourceError::ora(code, message),
+            other => SourceError::Invalid {
+                message: other.to_string(),
+            },
+        })
     }
 
     fn end_session(&mut self) -> Result<(), SourceError> {
@@ -817,6 +906,7 @@ impl RedoSource for SimSource {
             objects: &objects,
             excluded: &excluded,
             container: self.db.session_container(),
+            from_scn: session.redo_dictionary.as_ref().map(|(_, scn)| *scn),
         };
         let mut generic = 0;
         let mut counting = |row: MinedRow| {
@@ -825,6 +915,7 @@ impl RedoSource for SimSource {
         };
         let (summary, end) = stream(
             &self.db,
+            session.redo_dictionary.as_ref().map(|(d, _)| d),
             merged,
             fail_at,
             mid_read_after,
@@ -997,12 +1088,17 @@ struct QueryFilter<'a> {
     excluded: &'a BTreeSet<&'a str>,
     /// The PDB the session is connected to: V$LOGMNR_CONTENTS there returns only its redo.
     container: Option<ConId>,
+    /// A redo-dictionary session's STARTSCN: rows below it are not returned.
+    from_scn: Option<Scn>,
 }
 
 impl QueryFilter<'_> {
     /// Whether the query returns a row.
     fn keeps(&self, row: &MinedRow) -> bool {
         let excluded = self.excluded;
+        if self.from_scn.is_some_and(|from| row.scn < from) {
+            return false;
+        }
         if row.operation != Operation::MissingScn
             && self.container.is_some_and(|con| row.src_con_id != con)
         {
@@ -1059,6 +1155,7 @@ enum StreamEnd {
 /// its filter drops are skipped; a record is rendered only when reached.
 fn stream(
     db: &SimDatabase,
+    dictionary: Option<&RedoDictionary>,
     merged: Vec<Pending<'_>>,
     fail_at: Option<usize>,
     mid_read_after: Option<u64>,
@@ -1088,7 +1185,7 @@ fn stream(
                         && !filter.excluded.contains(user)
                 }) {
                     Some(stub) => rows.push(stub),
-                    None => db.render(placed, thread, &mut rows),
+                    None => db.render(placed, thread, dictionary, &mut rows),
                 }
             }
         }
@@ -1131,6 +1228,7 @@ pub fn whole_window(logs: &[LogFile]) -> MiningWindow {
         start_scn: logs.first().map(|l| l.first_scn).unwrap_or_default(),
         logs: logs.to_vec(),
         mode: SessionMode::Logs,
+        dictionary: DictionarySource::OnlineCatalog,
     }
 }
 

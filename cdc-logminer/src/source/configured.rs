@@ -17,9 +17,9 @@ use cdc_offset::Position;
 
 use crate::sim::{Scenario, SimConfig, SimDatabase, SimSource, Workload, WorkloadConfig};
 use crate::source::{
-    ActiveTransaction, CapturedObject, DatabaseIdentity, DatabaseRole, LogFile, LogInventoryQuery,
-    MineSummary, MiningQuery, MiningWindow, NlsSettings, OpenMode, RedoSource, RowSink, SessionRef,
-    SourceError, TableFilter,
+    ActiveTransaction, CapturedObject, DatabaseIdentity, DatabaseRole, DictionaryBuild, LogFile,
+    LogInventoryQuery, MineSummary, MiningQuery, MiningWindow, NlsSettings, OpenMode, RedoSource,
+    RowSink, SessionRef, SourceError, TableFilter,
 };
 
 /// Workload events the simulated database runs each time the engine asks for its current SCN:
@@ -105,6 +105,10 @@ impl RedoSource for ConfiguredSource {
 
     fn start_session(&mut self, window: &MiningWindow) -> Result<(), SourceError> {
         each_source!(self, s => s.start_session(window))
+    }
+
+    fn build_dictionary(&mut self) -> Result<DictionaryBuild, SourceError> {
+        each_source!(self, s => s.build_dictionary())
     }
 
     fn end_session(&mut self) -> Result<(), SourceError> {
@@ -199,6 +203,7 @@ fn sim_database(sim: &SimSettings) -> Result<SimSource, SourceSetupError> {
                 standby_apply_lag_logs: sim.standby_apply_lag_logs,
                 pdbs: sim.session_pdb.iter().cloned().collect(),
                 session_pdb: sim.session_pdb.clone(),
+                dictionary_build_grant: sim.dictionary_build_grant,
                 ..SimConfig::default()
             })
             .map_err(|e| SourceSetupError::Sim(e.to_string()))?;
@@ -473,6 +478,18 @@ mod tests {
         let pdb = identity(&[("cdc.sim.session.pdb", "SALESPDB")]);
         assert!(pdb.is_cdb);
         assert_eq!(pdb.session_pdb.as_deref(), Some("SALESPDB"));
+        // without EXECUTE on DBMS_LOGMNR_D a build fails as PL/SQL does; with it, it works
+        let build = |grant: &str| {
+            let config = validated(&[
+                ("cdc.source", "sim"),
+                ("cdc.sim.changes", "300"),
+                ("cdc.sim.dictionary.build.grant", grant),
+            ]);
+            sim_source(&config, None).unwrap().build_dictionary()
+        };
+        assert!(build("true").is_ok());
+        let denied = build("false").unwrap_err();
+        assert!(denied.is_missing_build_grant(), "{denied}");
         // a standby lists only what it has applied: the lag hides the newest archived logs
         let archived = |lag: &str| {
             let config = validated(&[

@@ -196,6 +196,15 @@ pub struct LogFile {
     /// RMAN).
     pub name: Option<String>,
     pub location: LogLocation,
+    /// `V$ARCHIVED_LOG.DICTIONARY_BEGIN = 'YES'`: the log holds the start of a dictionary build
+    /// ([`RedoSource::build_dictionary`]). Online logs carry no such column: always false, so a
+    /// build is found in the inventory once its logs are archived.
+    #[serde(default)]
+    pub dictionary_begin: bool,
+    /// `V$ARCHIVED_LOG.DICTIONARY_END = 'YES'`: the log holds the end of a build (a build in one
+    /// log flags it with both).
+    #[serde(default)]
+    pub dictionary_end: bool,
 }
 
 impl LogFile {
@@ -254,6 +263,39 @@ impl SessionMode {
     }
 }
 
+/// Where a LogMiner session takes its dictionary from: the dictionary options of START_LOGMNR.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DictionarySource {
+    /// `DICT_FROM_ONLINE_CATALOG`: the database's dictionary as it is now. Only a table's newest
+    /// layout is known, so DML written under an older one (before a later DDL) comes back
+    /// STATUS 2 with `"COL n"` names and `HEXTORAW` literals.
+    #[default]
+    OnlineCatalog,
+    /// `DICT_FROM_REDO_LOGS + DDL_DICT_TRACKING`: the dictionary a build wrote into the redo,
+    /// carried through the DDL that follows it in the redo. DML comes back with the names and
+    /// typed literals of the layout it was written under, for the tables the build knew and
+    /// those created after it. Only with [`SessionMode::Logs`]; the window's logs must hold a
+    /// whole build (from the log flagged [`LogFile::dictionary_begin`] to the one flagged
+    /// [`LogFile::dictionary_end`]) and go on without a missing sequence to the logs to mine:
+    /// otherwise START_LOGMNR fails with ORA-01371 (dictionary incomplete: no whole build among
+    /// the logs) or ORA-01291 (a sequence missing after the build). Rows below the window's
+    /// `start_scn` are not returned (LogMiner reads them only to load the dictionary and track
+    /// DDL), so `start_scn` may stay the first SCN of the build's first log, and the query's
+    /// redo bound picks the rows of the step.
+    RedoLogs,
+}
+
+impl DictionarySource {
+    /// The START_LOGMNR options that name it.
+    pub fn options(self) -> &'static str {
+        match self {
+            DictionarySource::OnlineCatalog => "DICT_FROM_ONLINE_CATALOG",
+            DictionarySource::RedoLogs => "DICT_FROM_REDO_LOGS + DDL_DICT_TRACKING",
+        }
+    }
+}
+
 /// The LogMiner session's redo: a window of whole logs, started at the first SCN of the first.
 /// In [`SessionMode::Range`] the logs are not added: they bound the SCN range
 /// ([`MiningWindow::end_scn`]), and the inventory they come from still proves the redo
@@ -264,6 +306,11 @@ pub struct MiningWindow {
     pub start_scn: Scn,
     #[serde(default)]
     pub mode: SessionMode,
+    /// The session's dictionary; [`DictionarySource::RedoLogs`] replays a step with a build
+    /// and needs [`SessionMode::Logs`] (a range session with it fails with ORA-01371, as
+    /// observed in a PDB).
+    #[serde(default)]
+    pub dictionary: DictionarySource,
 }
 
 impl MiningWindow {
@@ -279,6 +326,67 @@ impl MiningWindow {
             .max()
             .unwrap_or(self.start_scn)
     }
+}
+
+/// A LogMiner dictionary written into the redo by [`RedoSource::build_dictionary`]
+/// (`DBMS_LOGMNR_D.BUILD(OPTIONS => DBMS_LOGMNR_D.STORE_IN_REDO_LOGS)`).
+///
+/// The build's redo lies between `start_scn` and `end_scn` (V$DATABASE.CURRENT_SCN read just
+/// before and just after the call), in the current log of the moment or, when it does not fit,
+/// in the logs after it. BUILD does not switch logs: its logs are flagged
+/// ([`LogFile::dictionary_begin`], [`LogFile::dictionary_end`]) in V$ARCHIVED_LOG once they are
+/// archived, and [`whole_builds`] finds them in an inventory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct DictionaryBuild {
+    /// The SCN before the build: its dictionary is the database's as of this SCN (no DDL can
+    /// run while a build writes).
+    pub start_scn: Scn,
+    /// The SCN after the build: its last redo is at or below it.
+    pub end_scn: Scn,
+}
+
+impl DictionaryBuild {
+    /// Whether `log` can hold redo of this build: its SCN range meets the build's.
+    pub fn written_in(&self, log: &LogFile) -> bool {
+        log.first_scn <= self.end_scn && self.start_scn < log.next_scn
+    }
+
+    /// Of the [`whole_builds`] of `logs`, the one this build wrote: the run whose first log
+    /// (flagged DICTIONARY_BEGIN) can hold its redo. `None` while its logs are not all listed
+    /// (not archived yet, or a sequence missing).
+    pub fn logs_in(&self, logs: &[LogFile]) -> Option<std::ops::Range<usize>> {
+        whole_builds(logs)
+            .into_iter()
+            .find(|run| logs.get(run.start).is_some_and(|l| self.written_in(l)))
+    }
+}
+
+/// The dictionary builds whose logs `logs` (an inventory: per thread, in sequence order) lists
+/// whole, oldest first, as index ranges into `logs`: from a log flagged DICTIONARY_BEGIN to the
+/// first log of the same thread at or after it flagged DICTIONARY_END, with no sequence missing
+/// between. A log flagged both is taken as a whole build in one log (V$ARCHIVED_LOG cannot tell
+/// it from the end of one build and the start of the next; ORA-01371 at START_LOGMNR says so).
+/// Purged copies (`is_purged`) are listed like any other; a window with one fails as a purged
+/// log does. A redo-dictionary window is such a run followed by every log up to the step.
+pub fn whole_builds(logs: &[LogFile]) -> Vec<std::ops::Range<usize>> {
+    let mut out = Vec::new();
+    for (begin, first) in logs.iter().enumerate().filter(|(_, l)| l.dictionary_begin) {
+        let mut previous = first;
+        for (end, log) in logs.iter().enumerate().skip(begin) {
+            if log.thread != first.thread {
+                continue;
+            }
+            if end > begin && log.sequence != previous.sequence + 1 {
+                break;
+            }
+            if log.dictionary_end {
+                out.push(begin..end + 1);
+                break;
+            }
+            previous = log;
+        }
+    }
+    out
 }
 
 /// The lower bound of a mining query.
@@ -501,6 +609,23 @@ impl SourceError {
         }
     }
 
+    /// Whether this is the error of a dictionary build the capture user may not run:
+    /// ORA-06550 with PLS-00201 naming DBMS_LOGMNR_D (without EXECUTE on the package PL/SQL
+    /// cannot resolve its name, so the block does not compile), or ORA-01031 (insufficient
+    /// privileges). Only meaningful for the error of [`RedoSource::build_dictionary`]: the
+    /// spec's answer is to disable builds, not to stop (CDC-5002 is for the other calls).
+    pub fn is_missing_build_grant(&self) -> bool {
+        match self {
+            SourceError::Ora { code, message } => {
+                *code == OraCode::INSUFFICIENT_PRIVILEGES
+                    || (*code == OraCode::PLSQL_COMPILATION_ERROR
+                        && message.contains("PLS-00201")
+                        && message.to_ascii_uppercase().contains("DBMS_LOGMNR_D"))
+            }
+            _ => false,
+        }
+    }
+
     /// What the engine does with it, through `cdc_core::ora`'s one table. A timeout is the
     /// engine's own cancel ([`OraClass::QueryCancelled`]); a missing client library or a plain
     /// driver error is not retried ([`OraClass::Unclassified`]).
@@ -563,8 +688,17 @@ pub trait RedoSource: Send + fmt::Debug {
     ) -> Result<Vec<(TableId, i64)>, SourceError>;
 
     /// Starts (or replaces) the LogMiner session over a window of whole logs: adding them
-    /// ([`SessionMode::Logs`]) or by their SCN range ([`SessionMode::Range`]).
+    /// ([`SessionMode::Logs`]) or by their SCN range ([`SessionMode::Range`]), with the
+    /// window's dictionary ([`DictionarySource`]).
     fn start_session(&mut self, window: &MiningWindow) -> Result<(), SourceError>;
+
+    /// Writes the LogMiner dictionary into the redo
+    /// (`DBMS_LOGMNR_D.BUILD(OPTIONS => DBMS_LOGMNR_D.STORE_IN_REDO_LOGS)`) and says where
+    /// ([`DictionaryBuild`]). It does not touch the LogMiner session; it may take long (the
+    /// caller measures it). Works in a PDB too. Without EXECUTE on DBMS_LOGMNR_D (granted
+    /// through EXECUTE_CATALOG_ROLE) it fails with an error for which
+    /// [`SourceError::is_missing_build_grant`] is true; without ARCHIVELOG mode with ORA-01325.
+    fn build_dictionary(&mut self) -> Result<DictionaryBuild, SourceError>;
 
     /// Ends the LogMiner session; ending none is no error.
     fn end_session(&mut self) -> Result<(), SourceError>;

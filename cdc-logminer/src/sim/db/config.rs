@@ -49,6 +49,12 @@ pub struct SimConfig {
     /// non-CDB. Connected to a PDB, ADD_LOGFILE fails with ORA-65040, a session by SCN range
     /// works, and the session sees only that PDB's objects, transactions and redo.
     pub session_pdb: Option<String>,
+    /// The capture user may run DBMS_LOGMNR_D.BUILD (EXECUTE on the package, through
+    /// EXECUTE_CATALOG_ROLE); without it a build fails with ORA-06550 / PLS-00201.
+    pub dictionary_build_grant: bool,
+    /// The bytes of redo a dictionary build writes; one that does not fit in the rest of the
+    /// current log goes on in the next (DICTIONARY_BEGIN and DICTIONARY_END on different logs).
+    pub dictionary_build_bytes: u64,
 }
 
 impl Default for SimConfig {
@@ -73,6 +79,8 @@ impl Default for SimConfig {
             open_mode: OpenMode::ReadWrite,
             standby_apply_lag_logs: 0,
             session_pdb: None,
+            dictionary_build_grant: true,
+            dictionary_build_bytes: 16 * 1024,
         }
     }
 }

@@ -4,8 +4,8 @@
 //! its construction; each concern adds its part of `impl SimDatabase` in a file of its own:
 //! `ops` (the operations and their dispatch), `sessions`, `transactions`, `strands` (private
 //! strands), `undo`, `locks` (row locks), `tables` (finding a table), `dml`, `lobs`, `ddl`,
-//! `redo` (logs, switches, archiving, RS_IDs), `records` (what a redo record holds) and
-//! `config`.
+//! `redo` (logs, switches, archiving, RS_IDs), `dictionary` (dictionary builds in the redo),
+//! `records` (what a redo record holds) and `config`.
 //!
 //! ```text
 //!   DbOp ──apply──► transaction change ──► redo group (one RS_ID, one SSN per row change)
@@ -19,6 +19,7 @@
 
 mod config;
 mod ddl;
+mod dictionary;
 mod dml;
 mod lobs;
 mod locks;
@@ -32,6 +33,7 @@ mod transactions;
 mod undo;
 
 pub use config::SimConfig;
+pub(crate) use dictionary::RedoDictionary;
 pub use lobs::lob_out_of_row;
 pub(crate) use ops::ColumnInput;
 pub use ops::{DbOp, RowSel};
@@ -82,6 +84,8 @@ pub struct SimDatabase {
     pub(crate) resetlogs_scn: Scn,
     pub(crate) incarnation: u32,
     pub(crate) threads: Vec<RedoThread>,
+    /// Dictionary builds written into the redo, oldest first.
+    builds: Vec<dictionary::BuildInfo>,
 }
 
 impl SimDatabase {
@@ -137,6 +141,7 @@ impl SimDatabase {
             resetlogs_scn: Scn(1_920_000),
             incarnation: 1,
             threads: vec![RedoThread(1)],
+            builds: Vec::new(),
             config,
         };
         db.open_log(0, RedoThread(1), 1);

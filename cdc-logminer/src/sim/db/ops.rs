@@ -145,6 +145,8 @@ pub enum DbOp<V = Value> {
         less_than: Option<i64>,
     },
     LogSwitch,
+    /// A dictionary build into the redo (`DBMS_LOGMNR_D.BUILD`, STORE_IN_REDO_LOGS).
+    DictionaryBuild,
     /// Archives every log that is no longer current.
     Archive,
     /// Purges the archived copies of every sequence up to this one (DELETED=YES), or, with
@@ -323,6 +325,7 @@ impl SimDatabase {
                 self.archive_switched_logs();
                 Ok(())
             }
+            DbOp::DictionaryBuild => self.build_dictionary().map(|_| ()),
             DbOp::Purge {
                 up_to_sequence,
                 remove_file,

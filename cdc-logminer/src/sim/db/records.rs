@@ -75,6 +75,12 @@ pub(crate) enum Body {
         object: ObjectId,
         sql: String,
     },
+    /// Part of a dictionary build (`bytes` of it): rows of SYS's LogMiner tables, which the
+    /// mining query never returns.
+    Dictionary {
+        build: usize,
+        bytes: u64,
+    },
     /// A LOB row of one column: the row is located by its non-LOB columns (`locate`, the
     /// values of the row when the call ran).
     Lob {
@@ -140,6 +146,7 @@ pub(super) fn record_size(body: &Body) -> u64 {
             DmlKind::UndoInsert => 0,
         },
         Body::Ddl { sql, .. } => sql.len() as u64,
+        Body::Dictionary { bytes, .. } => *bytes,
         Body::Lob { locate, row, .. } => {
             locate.iter().map(value_size).sum::<u64>()
                 + match row {

@@ -36,6 +36,10 @@ pub(crate) struct RedoLog {
     /// The sequence was lost (a gap): no copy anywhere.
     pub lost: bool,
     pub switched_at: u64,
+    /// The log holds the first (`dictionary_begin`) or the last (`dictionary_end`) record of
+    /// a dictionary build: V$ARCHIVED_LOG's flags.
+    pub dictionary_begin: bool,
+    pub dictionary_end: bool,
 }
 
 impl RedoLog {
@@ -89,6 +93,8 @@ impl SimDatabase {
             copies: Vec::new(),
             lost: false,
             switched_at: 0,
+            dictionary_begin: false,
+            dictionary_end: false,
         });
         let idx = self.logs.len() - 1;
         if thread_idx < self.current.len() {

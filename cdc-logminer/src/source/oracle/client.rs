@@ -16,10 +16,10 @@ use oracle::{Connection, Row};
 use super::ConnectOptions;
 use super::sql::{self, Bind, Statement};
 use crate::source::{
-    ActiveTransaction, CaptureMode, CapturedObject, DatabaseIdentity, DatabaseRole, LogFile,
-    LogInventoryQuery, LogLocation, LogStatus, MineSummary, MiningQuery, MiningWindow, NlsSettings,
-    OpenMode, PdbInfo, RedoBound, RedoSource, RowSink, SegmentKind, SessionMode, SessionRef,
-    SourceError, TableFilter,
+    ActiveTransaction, CaptureMode, CapturedObject, DatabaseIdentity, DatabaseRole,
+    DictionaryBuild, DictionarySource, LogFile, LogInventoryQuery, LogLocation, LogStatus,
+    MineSummary, MiningQuery, MiningWindow, NlsSettings, OpenMode, PdbInfo, RedoBound, RedoSource,
+    RowSink, SegmentKind, SessionMode, SessionRef, SourceError, TableFilter,
 };
 
 fn driver(e: oracle::Error) -> SourceError {
@@ -241,6 +241,8 @@ impl RedoSource for OracleSource {
         )? {
             let status: String = col(&r, 4)?;
             let deleted: String = col(&r, 5)?;
+            let dictionary_begin: String = col(&r, 8)?;
+            let dictionary_end: String = col(&r, 9)?;
             let f = LogFile {
                 thread: RedoThread(col(&r, 0)?),
                 sequence: col(&r, 1)?,
@@ -254,6 +256,8 @@ impl RedoSource for OracleSource {
                     dest_id,
                     dest_name: dest_name.clone(),
                 },
+                dictionary_begin: dictionary_begin == "YES",
+                dictionary_end: dictionary_end == "YES",
             };
             by_key.insert((f.thread.0, f.sequence), f);
         }
@@ -278,6 +282,9 @@ impl RedoSource for OracleSource {
                         deleted: false,
                         name: col(&r, 7)?,
                         location: LogLocation::Online { group: col(&r, 0)? },
+                        // V$LOG has no dictionary flags: a build is found once archived
+                        dictionary_begin: false,
+                        dictionary_end: false,
                     },
                 );
             }
@@ -550,12 +557,18 @@ impl RedoSource for OracleSource {
     }
 
     fn start_session(&mut self, window: &MiningWindow) -> Result<(), SourceError> {
+        let redo_dictionary = window.dictionary == DictionarySource::RedoLogs;
         if window.mode == SessionMode::Range {
             // an end beyond the current SCN is accepted; Oracle's "highest possible SCN" of
             // the CURRENT log does not fit a signed bind, so it is capped there
             let end = i64::try_from(window.end_scn().get()).unwrap_or(i64::MAX);
+            let stmt = if redo_dictionary {
+                sql::START_LOGMNR_RANGE_REDO_DICTIONARY
+            } else {
+                sql::START_LOGMNR_RANGE
+            };
             return self.exec(
-                sql::START_LOGMNR_RANGE,
+                stmt,
                 &[Bind::Int(window.start_scn.get() as i64), Bind::Int(end)],
             );
         }
@@ -576,10 +589,20 @@ impl RedoSource for OracleSource {
                 "ORA-01292: no log file has been specified for the current LogMiner session",
             ));
         }
-        self.exec(
-            sql::START_LOGMNR,
-            &[Bind::Int(window.start_scn.get() as i64)],
-        )
+        let stmt = if redo_dictionary {
+            sql::START_LOGMNR_REDO_DICTIONARY
+        } else {
+            sql::START_LOGMNR
+        };
+        self.exec(stmt, &[Bind::Int(window.start_scn.get() as i64)])
+    }
+
+    fn build_dictionary(&mut self) -> Result<DictionaryBuild, SourceError> {
+        // the build's redo lies between the SCNs read around it (no DDL runs while it writes)
+        let start_scn = self.current_scn()?;
+        self.exec(sql::BUILD_DICTIONARY, &[])?;
+        let end_scn = self.current_scn()?;
+        Ok(DictionaryBuild { start_scn, end_scn })
     }
 
     fn end_session(&mut self) -> Result<(), SourceError> {

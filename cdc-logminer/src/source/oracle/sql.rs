@@ -60,9 +60,9 @@ WHERE STATUS = 'VALID' AND TYPE = 'LOCAL' ORDER BY DEST_ID";
 /// Archived copies at one destination of the current incarnation, deleted ones included so a
 /// purge is seen as one; on a physical standby only the copies already applied, so mining
 /// stays at or below the applied SCN. Binds: `:1` from SCN (NEXT_CHANGE# above it), `:2`
-/// DEST_ID.
+/// DEST_ID. DICTIONARY_BEGIN/END flag the logs of a dictionary build.
 pub const ARCHIVED_LOGS: &str = "SELECT A.THREAD#, A.SEQUENCE#, A.FIRST_CHANGE#, A.NEXT_CHANGE#, \
-A.STATUS, A.DELETED, A.NAME, A.DEST_ID \
+A.STATUS, A.DELETED, A.NAME, A.DEST_ID, A.DICTIONARY_BEGIN, A.DICTIONARY_END \
 FROM V$ARCHIVED_LOG A, V$DATABASE D \
 WHERE A.NEXT_CHANGE# > :1 AND A.DEST_ID = :2 AND A.ARCHIVED = 'YES' \
 AND A.RESETLOGS_CHANGE# = D.RESETLOGS_CHANGE# AND A.RESETLOGS_TIME = D.RESETLOGS_TIME \
@@ -186,6 +186,25 @@ DBMS_LOGMNR.DICT_FROM_ONLINE_CATALOG + DBMS_LOGMNR.NO_ROWID_IN_STMT + DBMS_LOGMN
 pub const START_LOGMNR_RANGE: &str = "BEGIN DBMS_LOGMNR.START_LOGMNR(STARTSCN => :1, \
 ENDSCN => :2, OPTIONS => DBMS_LOGMNR.DICT_FROM_ONLINE_CATALOG + DBMS_LOGMNR.NO_ROWID_IN_STMT + \
 DBMS_LOGMNR.NO_SQL_DELIMITER); END;";
+
+/// Starts the session at `:1` with the dictionary of a build in the added logs, tracked through
+/// the DDL after it (the replay of a step whose rows are older than a DDL), the same statement
+/// options. LogMiner reads from the build; rows below the start SCN are not returned.
+pub const START_LOGMNR_REDO_DICTIONARY: &str = "BEGIN DBMS_LOGMNR.START_LOGMNR(STARTSCN => :1, \
+OPTIONS => DBMS_LOGMNR.DICT_FROM_REDO_LOGS + DBMS_LOGMNR.DDL_DICT_TRACKING + \
+DBMS_LOGMNR.NO_ROWID_IN_STMT + DBMS_LOGMNR.NO_SQL_DELIMITER); END;";
+
+/// A range session asked for the redo dictionary: sent as asked, so the database answers
+/// (ORA-01371 in a PDB, where no log can be added to hold the build). Binds: `:1` start SCN,
+/// `:2` end SCN.
+pub const START_LOGMNR_RANGE_REDO_DICTIONARY: &str = "BEGIN DBMS_LOGMNR.START_LOGMNR(STARTSCN => :1, \
+ENDSCN => :2, OPTIONS => DBMS_LOGMNR.DICT_FROM_REDO_LOGS + DBMS_LOGMNR.DDL_DICT_TRACKING + \
+DBMS_LOGMNR.NO_ROWID_IN_STMT + DBMS_LOGMNR.NO_SQL_DELIMITER); END;";
+
+/// Writes the LogMiner dictionary into the redo. Needs EXECUTE on DBMS_LOGMNR_D
+/// (EXECUTE_CATALOG_ROLE) and ARCHIVELOG mode (ORA-01325).
+pub const BUILD_DICTIONARY: &str =
+    "BEGIN DBMS_LOGMNR_D.BUILD(OPTIONS => DBMS_LOGMNR_D.STORE_IN_REDO_LOGS); END;";
 
 /// Ends the session; ORA-01307 (no session) is ignored by the caller.
 pub const END_LOGMNR: &str = "BEGIN DBMS_LOGMNR.END_LOGMNR; END;";
@@ -476,6 +495,8 @@ mod tests {
             ADD_LOGFILE_ADD,
             START_LOGMNR,
             START_LOGMNR_RANGE,
+            START_LOGMNR_REDO_DICTIONARY,
+            START_LOGMNR_RANGE_REDO_DICTIONARY,
             END_LOGMNR,
         ] {
             assert!(
@@ -495,6 +516,29 @@ mod tests {
             START_LOGMNR_RANGE.split_once("OPTIONS").map(|(_, o)| o),
             START_LOGMNR.split_once("OPTIONS").map(|(_, o)| o)
         );
+        // the replay: the redo dictionary tracked through DDL, the same statement options
+        for s in [
+            START_LOGMNR_REDO_DICTIONARY,
+            START_LOGMNR_RANGE_REDO_DICTIONARY,
+        ] {
+            assert!(
+                s.contains("DBMS_LOGMNR.DICT_FROM_REDO_LOGS + DBMS_LOGMNR.DDL_DICT_TRACKING"),
+                "{s}"
+            );
+            assert!(!s.contains("DICT_FROM_ONLINE_CATALOG"), "{s}");
+            assert!(
+                s.ends_with("DBMS_LOGMNR.NO_ROWID_IN_STMT + DBMS_LOGMNR.NO_SQL_DELIMITER); END;"),
+                "{s}"
+            );
+        }
+        assert!(START_LOGMNR_REDO_DICTIONARY.contains("STARTSCN => :1,"));
+        assert!(!START_LOGMNR_REDO_DICTIONARY.contains("ENDSCN"));
+        assert!(START_LOGMNR_RANGE_REDO_DICTIONARY.contains("STARTSCN => :1, ENDSCN => :2"));
+        assert_eq!(
+            BUILD_DICTIONARY,
+            "BEGIN DBMS_LOGMNR_D.BUILD(OPTIONS => DBMS_LOGMNR_D.STORE_IN_REDO_LOGS); END;"
+        );
+        assert!(ARCHIVED_LOGS.contains("A.DICTIONARY_BEGIN, A.DICTIONARY_END FROM"));
         assert!(ARCHIVED_LOGS.contains("A.APPLIED = 'YES'"));
         assert!(ARCHIVE_DESTINATIONS.contains("V$ARCHIVE_DEST_STATUS"));
         assert!(ARCHIVE_DESTINATIONS.contains("STATUS = 'VALID' AND TYPE = 'LOCAL'"));
