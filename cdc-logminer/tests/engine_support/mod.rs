@@ -83,6 +83,9 @@ impl<S: RedoSource> RedoSource for Edited<S> {
     fn nls(&mut self) -> Result<NlsSettings, SourceError> {
         self.inner.nls()
     }
+    fn build_dictionary(&mut self) -> Result<cdc_logminer::source::DictionaryBuild, SourceError> {
+        self.inner.build_dictionary()
+    }
     fn reconnect(&mut self) -> Result<(), SourceError> {
         self.inner.reconnect()
     }
