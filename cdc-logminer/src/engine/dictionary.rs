@@ -76,9 +76,15 @@ impl SchemaVersions {
 
 /// `[PDB.]OWNER.TABLE` of the table a DDL row names.
 fn ddl_table_name(row: &MinedRow, info: &DdlInfo) -> String {
-    let Some(table) = info.table.as_ref() else {
-        return String::new();
-    };
+    info.table
+        .as_ref()
+        .map(|t| ddl_table_id(row, t).to_string())
+        .unwrap_or_default()
+}
+
+/// The table a DDL statement names: its owner as written, else the row's SEG_OWNER, in the
+/// row's PDB.
+fn ddl_table_id(row: &MinedRow, table: &crate::decode::DdlTable) -> TableId {
     let owner = table
         .owner
         .clone()
@@ -86,8 +92,8 @@ fn ddl_table_name(row: &MinedRow, info: &DdlInfo) -> String {
         .unwrap_or_default();
     let id = TableId::new(owner, table.name.clone());
     match row.src_con_name.as_ref().filter(|p| *p != "CDB$ROOT") {
-        Some(pdb) => id.in_pdb(pdb.clone()).to_string(),
-        None => id.to_string(),
+        Some(pdb) => id.in_pdb(pdb.clone()),
+        None => id,
     }
 }
 
@@ -345,15 +351,7 @@ impl<S: RedoSource> CaptureEngine<S> {
             details: seen,
         });
         let touches_captured = info.table.as_ref().is_some_and(|t| {
-            let owner = t
-                .owner
-                .clone()
-                .or_else(|| row.seg_owner.clone())
-                .unwrap_or_default();
-            let mut id = TableId::new(owner, t.name.clone());
-            if let Some(pdb) = row.src_con_name.as_ref().filter(|p| *p != "CDB$ROOT") {
-                id = id.in_pdb(pdb.clone());
-            }
+            let id = ddl_table_id(row, t);
             self.decoder.tables.contains_key(&id) || (self.settings.table_filter)(&id)
         });
         if !touches_captured {
@@ -369,18 +367,7 @@ impl<S: RedoSource> CaptureEngine<S> {
                     self.decoder.tables.keys().cloned().collect();
                 let announced = self.side.schema.len();
                 // a stored version differing from the dictionary matters at start only
-                let ddl_table = info.table.as_ref().map(|t| {
-                    let owner = t
-                        .owner
-                        .clone()
-                        .or_else(|| row.seg_owner.clone())
-                        .unwrap_or_default();
-                    let id = TableId::new(owner, t.name.clone());
-                    match row.src_con_name.as_ref().filter(|p| *p != "CDB$ROOT") {
-                        Some(pdb) => id.in_pdb(pdb.clone()),
-                        None => id,
-                    }
-                });
+                let ddl_table = info.table.as_ref().map(|t| ddl_table_id(row, t));
                 let changes = crate::decode::column_changes(row.sql_redo.as_deref().unwrap_or(""));
                 let _ = self.refresh_objects(
                     row.scn,
