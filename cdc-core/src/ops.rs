@@ -67,6 +67,10 @@ record_names! {
         DecodeErrorDlq = "decode-error-dlq",
         /// A row LogMiner marks unsupported went to the DLQ.
         UnsupportedRow = "unsupported-row",
+        /// A dictionary build into the redo: built, failed, or disabled (no grant).
+        DictionaryBuild = "dictionary-build",
+        /// A step was mined again with a redo dictionary for rows older than a DDL.
+        DictionaryReplay = "dictionary-replay",
     }
 }
 

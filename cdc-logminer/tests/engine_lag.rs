@@ -326,3 +326,263 @@ fn the_default_live_workload_runs_through_its_alters_over_20_seeds() {
         "only {generic} rows older than an ALTER were mined"
     );
 }
+
+/// Settings of the tests below: dictionary builds on, at their defaults.
+fn with_builds(spill: &tempfile::TempDir) -> cdc_logminer::engine::EngineSettings {
+    let mut s = settings(spill);
+    s.dictionary_builds = Some(cdc_logminer::engine::BuildSchedule::daily());
+    s
+}
+
+/// After [`TABLE`]: a dictionary build, archived by a log switch, and a transaction in the
+/// next log (where the first run's position then lies).
+const BUILT: &str = r#"{"event": "dictionary_build"}, {"event": "log_switch"},
+  {"event": "insert", "session": "s8", "table": "APP.ORDERS", "values": {"ID": 6, "STATUS": "built"}},
+  {"event": "commit", "session": "s8"}, {"event": "tick", "millis": 100}"#;
+
+/// Rows of APP.LAG, then an ADD COLUMN and a MODIFY, then rows again.
+const ROWS_THEN_ALTERS: &str = r#"{"event": "insert", "session": "s1", "table": "APP.LAG", "values": {"ID": 1, "N": -12.5,
+    "D": "2026-01-02 03:04:05", "TS": "2026-01-02 03:04:05.123456", "V": "před",
+    "NV": "日本 ok", "R": "deadbeef", "BD": 2.5, "GONE": "bye"}},
+  {"event": "insert", "session": "s1", "table": "APP.LAG", "values": {"ID": 2, "N": 0, "V": "it's"}},
+  {"event": "commit", "session": "s1"},
+  {"event": "update", "session": "s2", "table": "APP.LAG", "where": {"ID": 1}, "set": {"N": 99.01, "NV": null}},
+  {"event": "commit", "session": "s2"},
+  {"event": "tick", "millis": 1500},
+  {"event": "add_column", "table": "APP.LAG", "column": {"name": "EXTRA", "type": "NUMBER"}},
+  {"event": "tick", "millis": 1500},
+  {"event": "modify_column", "table": "APP.LAG", "column": {"name": "V", "type": "VARCHAR2(80)"}},
+  {"event": "insert", "session": "s1", "table": "APP.LAG", "values": {"ID": 3, "N": 7, "V": "after", "EXTRA": 42}},
+  {"event": "commit", "session": "s1"}"#;
+
+/// What a restart across DDL gave.
+struct Restarted {
+    /// Both runs' records, in order.
+    records: Vec<EngineRecord>,
+    truth: GroundTruth,
+    /// How the restarted run ended.
+    result: Result<(), cdc_logminer::engine::EngineError>,
+    metrics: cdc_logminer::engine::EngineMetrics,
+    /// The restarted run's ops events.
+    ops: Vec<cdc_core::OpsEvent>,
+}
+
+/// The first `setup` events run and are mined; then the rest run while the connector is
+/// stopped (`between` edits the database then, e.g. a purge), and a restart from the first
+/// run's last position mines them: the layouts it reads at start are newer than its resume
+/// point, so it knows no exact version for the rows before the DDL.
+fn restarted_after(
+    json: &str,
+    setup: usize,
+    between: impl FnOnce(&mut cdc_logminer::sim::SimSource),
+    adjust: impl Fn(&mut cdc_logminer::engine::EngineSettings),
+) -> Restarted {
+    let spill = tempfile::tempdir().unwrap();
+    let clock = ManualClock::default();
+    let mut source = Scenario::from_json(json).unwrap().into_source(0).unwrap();
+    source.advance(setup).unwrap();
+    let mut s = with_builds(&spill);
+    adjust(&mut s);
+    let mut first = CaptureEngine::open(source, s, None, Box::new(clock.clone())).unwrap();
+    let mut records = Vec::new();
+    run_until_quiet(&mut first, &clock, &mut records, 3).unwrap();
+    while first.source_mut().advance(64).unwrap() {}
+    let mut source = cdc_logminer::sim::SimSource::new(first.source().database().clone());
+    between(&mut source);
+    let position = records.last().unwrap().position.as_ref().clone();
+    let mut s = with_builds(&spill);
+    adjust(&mut s);
+    let mut second = CaptureEngine::open(source, s, Some(position), Box::new(clock.clone())).unwrap();
+    let mut after = Vec::new();
+    let result = run_until_quiet(&mut second, &clock, &mut after, 3);
+    let ops = after
+        .iter()
+        .filter_map(|r| match &r.kind {
+            RecordKind::Ops(e) => Some(e.clone()),
+            _ => None,
+        })
+        .collect();
+    records.extend(after);
+    Restarted {
+        records,
+        truth: second.source().database().truth().clone(),
+        result,
+        metrics: second.metrics(),
+        ops,
+    }
+}
+
+fn ops_of(ops: &[cdc_core::OpsEvent], kind: cdc_core::OpsKind) -> Vec<&cdc_core::OpsEvent> {
+    ops.iter().filter(|e| e.kind == kind).collect()
+}
+
+/// A restart after an ALTER reads the newest layout at start, which its older rows were not
+/// written under: no exact version decodes them, so the step is mined again from the build
+/// in the redo with the redo dictionary, and the named rows give the committed changes.
+#[test]
+fn rows_older_than_the_first_known_version_are_replayed_with_a_redo_dictionary() {
+    let json = format!(
+        r#"{{"name": "replay", "database": {{"seed": 34}}, "events": [
+      {TABLE}, {BUILT}, {ROWS_THEN_ALTERS}]}}"#
+    );
+    let run = restarted_after(&json, SETUP + 5, |_| {}, |_| {});
+    if let Err(e) = &run.result {
+        panic!("the restart stopped: {e}");
+    }
+    assert_eq!(run.metrics.decode_failures, 0);
+    assert!(run.metrics.lag_replays >= 1, "{:?}", run.metrics);
+    let replays = ops_of(&run.ops, cdc_core::OpsKind::DictionaryReplay);
+    assert!(!replays.is_empty(), "{:?}", run.ops);
+    assert_eq!(replays[0].details["tables"], "APP.LAG");
+    let from: u64 = replays[0].details["from_scn"].parse().unwrap();
+    let to: u64 = replays[0].details["to_scn"].parse().unwrap();
+    assert!(from < to, "{:?}", replays[0]);
+    // the build was in the logs: no other one was made
+    assert!(ops_of(&run.ops, cdc_core::OpsKind::DictionaryBuild).is_empty());
+    let expected = expected(&run.truth, first_start_floor(&run.records));
+    assert_same(&delivered(&run.records), &expected);
+    let lag: Vec<_> = versions(&run.records)
+        .into_iter()
+        .filter(|(t, _, _)| t == "LAG")
+        .collect();
+    assert_eq!(lag.len(), 4, "{lag:?}");
+}
+
+/// With the build's log purged, nothing can name the older rows: CDC-6001 naming the table
+/// and the purge, and nothing of the transaction went out.
+#[test]
+fn a_purged_build_log_stops_the_replay_with_cdc_6001() {
+    let json = format!(
+        r#"{{"name": "purged-build", "database": {{"seed": 35}}, "events": [
+      {TABLE}, {BUILT}, {ROWS_THEN_ALTERS}]}}"#
+    );
+    let run = restarted_after(
+        &json,
+        SETUP + 5,
+        |source| {
+            use cdc_logminer::source::RedoSource;
+            let build_log = source
+                .log_inventory(&cdc_logminer::source::LogInventoryQuery {
+                    from: cdc_core::Scn::ZERO,
+                    mode: cdc_core::config::CaptureMode::Online,
+                    destination: None,
+                })
+                .unwrap()
+                .into_iter()
+                .find(|l| l.dictionary_begin)
+                .expect("the build is archived")
+                .sequence;
+            source
+                .apply(&cdc_logminer::sim::DbOp::Purge {
+                    up_to_sequence: build_log,
+                    remove_file: false,
+                })
+                .unwrap();
+        },
+        |_| {},
+    );
+    let error = run.result.unwrap_err();
+    let cdc = error.cdc().unwrap();
+    assert_eq!(cdc.code(), CdcCode::DictionaryUnavailable, "{cdc}");
+    let message = cdc.to_string();
+    assert!(message.contains("APP.LAG"), "{message}");
+    assert!(message.contains("purged"), "{message}");
+    assert!(
+        !versions(&run.records).iter().any(|(t, _, _)| t == "LAG"),
+        "no change of APP.LAG went out"
+    );
+}
+
+/// Without EXECUTE on DBMS_LOGMNR_D the build at start fails: builds are disabled with a
+/// `dictionary-build` event and the task goes on; a lag case later stops with CDC-6001
+/// saying why no build is there.
+#[test]
+fn without_the_grant_builds_are_disabled_and_a_lag_case_stops() {
+    let json = format!(
+        r#"{{"name": "no-grant", "database": {{"seed": 36, "dictionary_build_grant": false}},
+      "events": [{TABLE}, {ROWS_THEN_ALTERS}]}}"#
+    );
+    let run = restarted_after(&json, SETUP, |_| {}, |_| {});
+    let builds = ops_of(&run.ops, cdc_core::OpsKind::DictionaryBuild);
+    assert_eq!(builds.len(), 1, "{:?}", run.ops);
+    assert_eq!(builds[0].details["status"], "disabled");
+    assert!(builds[0].details["message"].contains("DBMS_LOGMNR_D"));
+    let error = run.result.unwrap_err();
+    let cdc = error.cdc().unwrap();
+    assert_eq!(cdc.code(), CdcCode::DictionaryUnavailable, "{cdc}");
+    assert!(cdc.to_string().contains("disabled"), "{cdc}");
+    // the first run made its own attempt, with the same outcome, and mined on
+    let first_run_builds = run
+        .records
+        .iter()
+        .filter(|r| matches!(&r.kind, RecordKind::Ops(e) if e.kind == cdc_core::OpsKind::DictionaryBuild))
+        .count();
+    assert_eq!(first_run_builds, 2);
+}
+
+/// Range mode (a PDB session) cannot add a redo dictionary: no build is made, and a lag case
+/// stops with CDC-6001 saying so.
+#[test]
+fn range_mode_cannot_replay() {
+    let json = format!(
+        r#"{{"name": "range", "database": {{"seed": 37}}, "events": [
+      {TABLE}, {BUILT}, {ROWS_THEN_ALTERS}]}}"#
+    );
+    let run = restarted_after(
+        &json,
+        SETUP + 5,
+        |_| {},
+        |s| s.mining_mode = cdc_core::config::MiningMode::Range,
+    );
+    assert!(ops_of(&run.ops, cdc_core::OpsKind::DictionaryBuild).is_empty());
+    let error = run.result.unwrap_err();
+    let cdc = error.cdc().unwrap();
+    assert_eq!(cdc.code(), CdcCode::DictionaryUnavailable, "{cdc}");
+    assert!(cdc.to_string().contains("range mining mode"), "{cdc}");
+}
+
+/// No build in the logs: one at the first step; then one per interval from the time of day,
+/// each a `dictionary-build` event with its duration.
+#[test]
+fn builds_run_at_start_and_on_their_schedule() {
+    let spill = tempfile::tempdir().unwrap();
+    let clock = ManualClock::default();
+    let workload = WorkloadConfig {
+        changes: 400,
+        think_millis: 50,
+        ..WorkloadConfig::default()
+    };
+    let source = source(3, SimConfig::default(), workload, 4);
+    let mut s = with_builds(&spill);
+    // every 20 s from 00:00:00 of the clock's day (ManualClock starts at 1970-01-01 00:00)
+    s.dictionary_builds = Some(cdc_logminer::engine::BuildSchedule {
+        interval: std::time::Duration::from_secs(20),
+        time: cdc_core::config::TimeOfDay { hour: 0, minute: 0 },
+    });
+    let mut engine = CaptureEngine::open(source, s, None, Box::new(clock.clone())).unwrap();
+    let mut records = Vec::new();
+    run_until_quiet(&mut engine, &clock, &mut records, 3).unwrap();
+    let builds: Vec<_> = records
+        .iter()
+        .filter_map(|r| match &r.kind {
+            RecordKind::Ops(e) if e.kind == cdc_core::OpsKind::DictionaryBuild => Some(e),
+            _ => None,
+        })
+        .collect();
+    assert!(
+        builds.iter().all(|b| b.details["status"] == "built"
+            && b.details["millis"].parse::<u64>().is_ok()),
+        "{builds:?}"
+    );
+    // 250 ms of the clock per step: one build at the start and one per 20 s after it
+    use cdc_logminer::engine::Clock;
+    let last_step_ms = clock.now_ms() - 250;
+    let scheduled = (last_step_ms / 20_000) as usize;
+    assert_eq!(builds.len(), 1 + scheduled, "{last_step_ms} ms: {builds:?}");
+    assert!(scheduled >= 1, "the run lasted {last_step_ms} ms only");
+    let truth = engine.source().database().truth().clone();
+    assert_same(
+        &delivered(&records),
+        &expected(&truth, first_start_floor(&records)),
+    );
+}

@@ -136,6 +136,11 @@ pub const SERIES: &[Series] = &[
         |s| s.engine.decode_failures,
     ),
     counter(
+        "lag_replays",
+        "Mining steps mined again with a redo dictionary for rows older than a DDL",
+        |s| s.engine.lag_replays,
+    ),
+    counter(
         "dlq_records",
         "Records written to the dead letter topic",
         |s| s.engine.dlq_records,

@@ -522,8 +522,8 @@ const GOLDEN_MODES: &str =
 
 const JOURNAL: &str =
     "the transaction journal is not built yet: long transactions stay in the buffer";
-const DICTIONARY: &str =
-    "the redo dictionary is not built yet: DDL is followed with the online catalog";
+const DICTIONARY: &str = "builds on a primary while capturing a standby are not built yet: a \
+     standby is replayed only from builds already in its redo";
 const SNAPSHOTS: &str = "snapshots and signals are not built yet: no table is read whole";
 const LOBS: &str = "LOB values are not assembled yet (cdc.lob.mode=skip leaves LOB fields out)";
 const OCI_TRUST: &str = "a Java trust store cannot be used: the connector reaches Oracle through \
@@ -712,11 +712,11 @@ pub static KEYS: &[KeySpec] = &[
         "RAC safety lag behind the slowest thread.")
         .reserved("RAC is not supported yet"),
     KeySpec::new("cdc.dictionary.build.interval.ms", G::Capture, ms(0), Value("86400000"),
-        "Interval of redo dictionary builds for the lag case; 0 turns builds off.")
-        .reserved(DICTIONARY),
+        "Interval of redo dictionary builds (DBMS_LOGMNR_D.BUILD into the redo) for the lag case, counted from cdc.dictionary.build.time; one more runs at start when the available logs hold no build. 0 turns builds off.")
+        .shown_by(&[ENGINE_SETTINGS, "cdc-logminer/tests/engine_lag.rs::builds_run_at_start_and_on_their_schedule"]),
     KeySpec::new("cdc.dictionary.build.time", G::Capture, K::TimeOfDay, Value("02:00"),
-        "Database time of day of the first scheduled build.")
-        .reserved(DICTIONARY),
+        "Database time of day (the database server's clock) from which the builds' interval counts.")
+        .shown_by(&[ENGINE_SETTINGS, "cdc-logminer/src/engine/lag.rs::the_schedule_counts_intervals_from_the_time_of_day"]),
     KeySpec::new("cdc.dictionary.database.url", G::Capture, K::DatabaseUrl, Unset,
         "Primary database that runs dictionary builds when capturing from a standby.")
         .reserved(DICTIONARY),

@@ -109,6 +109,16 @@ pub(crate) struct StepDecoder {
 }
 
 impl StepDecoder {
+    /// One row, with the schema version its table has now (a row mined again with a redo
+    /// dictionary); its ROWID is left in it ([`RowIds::LeftInRow`]).
+    pub(crate) fn decode_one(&self, row: &MinedRow) -> Result<Decoded, DecodeError> {
+        let table = row
+            .data_obj
+            .and_then(|object| self.objects.get(&(row.src_con_id, object)))
+            .and_then(|t| self.tables.get(t));
+        super::row::decode_row_with(row, table, &self.options, RowIds::LeftInRow)
+    }
+
     /// A whole step, decoded before any of it is applied.
     fn decode_all(&self, rows: &StepRows) -> Vec<Result<Decoded, DecodeError>> {
         let mut decoded = Vec::with_capacity(rows.len());

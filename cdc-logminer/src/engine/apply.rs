@@ -79,12 +79,17 @@ impl<S: RedoSource> CaptureEngine<S> {
         sink: &mut dyn RecordSink,
     ) -> Result<u64, EngineError> {
         self.metrics.rows_mined += read.rows.len() as u64;
+        if let Some(extent) = read.extent {
+            self.lag_step_begins(extent);
+        }
         // the rows are applied owned: what a START or COMMIT row names moves into the buffer
         // instead of being copied
         let decoder = self.decoder.clone();
         let applied = decoder.decode_and_apply(read.rows, |rows, decoded| {
             self.apply_decoded(rows, decoded, sink)
-        })?;
+        });
+        self.lag_step_ends();
+        let applied = applied?;
         if applied.pipelined {
             self.metrics.pipelined_steps += 1;
         }
@@ -242,37 +247,20 @@ impl<S: RedoSource> CaptureEngine<S> {
                     if !self.keeps_row(key, row.scn) {
                         return Ok(0);
                     }
-                    let addr = self.row_addr(row)?;
-                    if change.op == ChangeOp::Insert
-                        && change.row_id.as_deref() == Some(LOB_LOCATOR_ROWID)
-                    {
-                        // the row's LOB values and real ROWID come in the UPDATE that follows
-                        self.buffer.pin_change(key, row.scn, addr)?;
-                        self.held.lob_inserts.insert(
-                            key,
-                            ChangeEvent {
-                                scn: row.scn,
-                                addr,
-                                change,
-                            },
-                        );
-                        return Ok(0);
-                    }
-                    self.buffer.append(
-                        key,
-                        ChangeEvent {
-                            scn: row.scn,
-                            addr,
-                            change,
-                        },
-                    )?;
-                    self.metrics.events_applied += 1;
-                    Ok(0)
+                    self.apply_change(row, key, change)
                 }
                 Ok(_) => Ok(0),
                 // a row the first start leaves out cannot fail the task, whatever it holds (a
                 // row older than the start under a table altered since comes back generic)
                 Err(_) if !self.keeps_row(key, row.scn) => Ok(0),
+                // no exact version: the row as a replay with a redo dictionary names it
+                Err(error) if error.is_lag_case() => match self.replayed_change(row, &error) {
+                    Ok(change) => self.apply_change(row, key, change),
+                    Err(stop) => {
+                        self.metrics.decode_failures += 1;
+                        self.row_failed(row, key, DlqKind::DecodeError, stop, sink)
+                    }
+                },
                 Err(error) => self.decode_failure(row, key, error, sink),
             },
             Operation::Ddl => {
@@ -321,6 +309,42 @@ impl<S: RedoSource> CaptureEngine<S> {
             // rest carry nothing to publish.
             _ => Ok(0),
         }
+    }
+
+    /// A decoded change of an open transaction, into the buffer (an INSERT with LOB locators
+    /// held for the UPDATE that writes them).
+    pub(super) fn apply_change(
+        &mut self,
+        row: &MinedRow,
+        key: ConXid,
+        change: RowChange,
+    ) -> Result<u64, EngineError> {
+        let addr = self.row_addr(row)?;
+        if change.op == ChangeOp::Insert
+            && change.row_id.as_deref() == Some(LOB_LOCATOR_ROWID)
+        {
+            // the row's LOB values and real ROWID come in the UPDATE that follows
+            self.buffer.pin_change(key, row.scn, addr)?;
+            self.held.lob_inserts.insert(
+                key,
+                ChangeEvent {
+                    scn: row.scn,
+                    addr,
+                    change,
+                },
+            );
+            return Ok(0);
+        }
+        self.buffer.append(
+            key,
+            ChangeEvent {
+                scn: row.scn,
+                addr,
+                change,
+            },
+        )?;
+        self.metrics.events_applied += 1;
+        Ok(0)
     }
 
     pub(super) fn row_addr(&self, row: &MinedRow) -> Result<RedoAddr, CdcError> {

@@ -28,6 +28,7 @@ mod commit;
 mod dictionary;
 mod failures;
 mod inventory;
+mod lag;
 mod policies;
 mod published;
 mod read;
@@ -41,6 +42,7 @@ mod window;
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use dictionary::SCHEMA_DDL_MARGIN_S;
 pub use inventory::{LogPlan, plan_logs};
+pub use lag::BuildSchedule;
 pub use published::{PublishedSchemas, PublishedVersion, SameLayout, first_valid_at};
 pub use read::source_stop;
 pub use record::{
@@ -76,6 +78,7 @@ use cdc_offset::{DbIdentity, LastCommit, Position, ResumePoint, SkipDecision, Sk
 use self::commit::*;
 use self::dictionary::*;
 use self::failures::{AtCommit, HeldFailure, HeldFailures};
+use self::lag::{LagState, StepExtent};
 use self::read::*;
 use self::start::*;
 use crate::decode::{
@@ -123,6 +126,8 @@ pub struct CaptureEngine<S: RedoSource> {
     schemas: SchemaState,
     /// Layouts and ops events waiting to go out before the next record.
     side: SideRecords,
+    /// The lag case (`lag.rs`): dictionary builds and the rows of a replay with one.
+    lag: LagState,
     /// Policies (`policies.rs`): orphaned transactions.
     orphans: OrphanDetector,
 }
@@ -280,6 +285,12 @@ impl<S: RedoSource> CaptureEngine<S> {
             self.started = true;
             self.emit_heartbeat(sink, HeartbeatReason::Start)?;
             self.emit_pending(sink)?;
+        }
+        if let Err(failure) = self.dictionary_builds() {
+            match failure {
+                StepFailure::Stop(e) => return Err(EngineError::Stop(e)),
+                StepFailure::Retry => {}
+            }
         }
         let started = self.clock.now_ms();
         let mut report = match self.read_step() {

@@ -6,6 +6,8 @@ use super::*;
 pub(super) struct ReadStep {
     pub(super) rows: StepRows,
     pub(super) cut: bool,
+    /// What the step covers, for a replay of it (`None`: nothing was read).
+    pub(super) extent: Option<StepExtent>,
 }
 
 pub(super) enum ReadError {
@@ -99,6 +101,7 @@ impl<S: RedoSource> CaptureEngine<S> {
             return Ok(ReadStep {
                 rows: StepRows::default(),
                 cut: false,
+                extent: None,
             });
         }
         let window_logs = plan.window(self.read.window.logs()).to_vec();
@@ -115,7 +118,7 @@ impl<S: RedoSource> CaptureEngine<S> {
             self.metrics.session_recycles += 1;
         }
         self.source.start_session(&MiningWindow {
-            logs: window_logs,
+            logs: window_logs.clone(),
             start_scn,
             mode: self.read.session_mode,
             dictionary: crate::source::DictionarySource::OnlineCatalog,
@@ -123,18 +126,7 @@ impl<S: RedoSource> CaptureEngine<S> {
         if self.read.session_started_ms.is_none() {
             self.read.session_started_ms = Some(now);
         }
-        let mut objects: Vec<(ConId, ObjectId)> = self.decoder.objects.keys().copied().collect();
-        objects.sort();
-        let query = MiningQuery {
-            from: self.read.cursor.bound,
-            objects,
-            excluded_users: self.settings.users_exclude.clone(),
-            inlist_max: self.settings.inlist_max,
-            timeout: self.settings.query_timeout,
-            fetch_size: self.settings.fetch_size,
-            // LOB values are not assembled yet (cdc.lob.mode=skip)
-            lob_rows: false,
-        };
+        let query = self.mining_query(self.read.cursor.bound);
         let mut rows = StepRows::default();
         let mut ddl_text = String::new();
         let mut cut = false;
@@ -161,7 +153,33 @@ impl<S: RedoSource> CaptureEngine<S> {
         let rows = rows
             .join_continuations()
             .map_err(|e| ReadError::Stop(e.into()))?;
-        Ok(ReadStep { rows, cut })
+        let extent = StepExtent {
+            logs: window_logs,
+            from: query.from,
+            oldest_scn: rows.iter().map(|r| r.scn).min().unwrap_or(start_scn),
+            last: rows.iter().filter_map(|r| r.addr().ok()).last(),
+        };
+        Ok(ReadStep {
+            rows,
+            cut,
+            extent: Some(extent),
+        })
+    }
+
+    /// The mining query of the captured objects from `from`.
+    pub(super) fn mining_query(&self, from: RedoBound) -> MiningQuery {
+        let mut objects: Vec<(ConId, ObjectId)> = self.decoder.objects.keys().copied().collect();
+        objects.sort();
+        MiningQuery {
+            from,
+            objects,
+            excluded_users: self.settings.users_exclude.clone(),
+            inlist_max: self.settings.inlist_max,
+            timeout: self.settings.query_timeout,
+            fetch_size: self.settings.fetch_size,
+            // LOB values are not assembled yet (cdc.lob.mode=skip)
+            lob_rows: false,
+        }
     }
 
     /// Applies the recovery policy to a failed read: mine the step again, or stop.

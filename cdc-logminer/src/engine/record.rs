@@ -178,6 +178,8 @@ pub struct EngineMetrics {
     pub orphans_released: u64,
     pub transactions_discarded: u64,
     pub decode_failures: u64,
+    /// Steps mined again with a redo dictionary for rows older than a DDL (the lag case).
+    pub lag_replays: u64,
     pub window_logs: u64,
     pub last_step_ms: u64,
     pub mined_to_scn: u64,

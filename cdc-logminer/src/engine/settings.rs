@@ -53,6 +53,9 @@ pub struct EngineSettings {
     /// The schema versions an earlier run published (the schema topic at start): numbering
     /// goes on from them, and a layout that has not changed keeps its version.
     pub published: PublishedSchemas,
+    /// `cdc.dictionary.build.interval.ms` and `cdc.dictionary.build.time`: dictionary builds
+    /// into the redo for the lag case; `None` when off.
+    pub dictionary_builds: Option<BuildSchedule>,
 }
 
 impl fmt::Debug for EngineSettings {
@@ -105,6 +108,7 @@ impl EngineSettings {
             table_filter: Arc::new(tables),
             column_filter: Arc::new(|_, _| false),
             published: PublishedSchemas::default(),
+            dictionary_builds: Some(BuildSchedule::daily()),
         }
     }
 
@@ -158,6 +162,10 @@ impl EngineSettings {
                 columns.is_column_excluded(t.pdb.as_deref(), &t.owner, &t.table, column)
             }),
             published: PublishedSchemas::default(),
+            dictionary_builds: config.dictionary.build_interval.map(|interval| BuildSchedule {
+                interval,
+                time: config.dictionary.build_time,
+            }),
         }
     }
 }
@@ -199,12 +207,24 @@ mod tests {
              cdc.retry.max.time.ms=60000\n\
              cdc.log.sensitive.data=true\n\
              cdc.buffer.memory.max.bytes=33554432\n\
-             cdc.buffer.spill.max.bytes=134217728\n",
+             cdc.buffer.spill.max.bytes=134217728\n\
+             cdc.dictionary.build.interval.ms=3600000\n\
+             cdc.dictionary.build.time=03:30\n",
         )
         .unwrap()
         .validate()
         .unwrap();
         let s = EngineSettings::from_config(&config);
+        assert_eq!(
+            s.dictionary_builds,
+            Some(BuildSchedule {
+                interval: Duration::from_secs(3600),
+                time: cdc_core::config::TimeOfDay {
+                    hour: 3,
+                    minute: 30
+                },
+            })
+        );
         // every key the engine reads, at a value other than its default
         assert_eq!(s.start_scn, Some(Scn(4242)));
         assert_eq!(s.archive_destination.as_deref(), Some("LOG_ARCHIVE_DEST_2"));

@@ -9,6 +9,10 @@ use super::*;
 pub(super) struct Topology {
     pub(super) identity: DbIdentity,
     pub(super) session_mode: SessionMode,
+    /// The database clock's offset from UTC, in minutes.
+    pub(super) utc_offset_minutes: i32,
+    /// A primary opened read-write: the one kind of database a dictionary build can run on.
+    pub(super) writable: bool,
 }
 
 /// Identity and topology at start and after every reconnect (CDC-5001 for each refusal): one
@@ -43,6 +47,9 @@ pub(super) fn check_topology<S: RedoSource>(
     Ok(Topology {
         identity: DbIdentity::new(identity.dbid, identity.resetlogs_scn),
         session_mode,
+        utc_offset_minutes: identity.utc_offset_minutes,
+        writable: identity.role == crate::source::DatabaseRole::Primary
+            && identity.open_mode == crate::source::OpenMode::ReadWrite,
     })
 }
 
@@ -147,6 +154,8 @@ impl<S: RedoSource> CaptureEngine<S> {
         let Topology {
             identity,
             session_mode,
+            utc_offset_minutes,
+            writable,
         } = check_topology(&mut source, &settings)?;
         let nls = source.nls().map_err(source_stop)?;
         let charsets = Arc::new(Charsets {
@@ -214,6 +223,7 @@ impl<S: RedoSource> CaptureEngine<S> {
                 ddl_from,
             },
             side: SideRecords::default(),
+            lag: LagState::new(settings.dictionary_builds, utc_offset_minutes, writable),
             orphans: OrphanDetector::new(settings.orphan, now),
             source,
             settings,

@@ -147,6 +147,7 @@ mod tests {
             open_pdbs: Vec::new(),
             session_pdb: None,
             valid_archive_destinations: vec!["LOG_ARCHIVE_DEST_1".into()],
+            utc_offset_minutes: 0,
         }
     }
 

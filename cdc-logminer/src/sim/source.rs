@@ -558,6 +558,8 @@ impl RedoSource for SimSource {
                 .collect(),
             session_pdb,
             valid_archive_destinations: self.db.config.archive_dests.clone(),
+            // the simulated database's clock is UTC
+            utc_offset_minutes: 0,
         })
     }
 

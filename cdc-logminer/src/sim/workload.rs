@@ -62,6 +62,12 @@ pub struct WorkloadConfig {
     /// it, the draw that would have made one truncates HR.AUDIT_LOG. Rows written before such
     /// an ALTER and mined after it come back generic (STATUS 2, `"COL n"`).
     pub max_alters: u32,
+    /// Before its first change, the database writes a dictionary build into the redo and
+    /// switches logs, so that the build is archived (flagged DICTIONARY_BEGIN/END): the
+    /// scheduled build a database with a connector has made before its redo, which a replay
+    /// of rows older than an ALTER starts from. Part of the seed's history, so that a
+    /// simulator replayed for a restart has it too.
+    pub dictionary_build: bool,
 }
 
 impl Default for WorkloadConfig {
@@ -89,6 +95,7 @@ impl Default for WorkloadConfig {
             log_switch_rate: 0.001,
             large_lob_rate: 0.1,
             max_alters: 6,
+            dictionary_build: false,
         }
     }
 }
@@ -163,6 +170,7 @@ pub struct RandomWorkload {
     added_columns: u32,
     huge_left: u64,
     finishing: bool,
+    built: bool,
 }
 
 /// The session of the transaction open from start to end (`long_transaction`).
@@ -189,6 +197,7 @@ impl RandomWorkload {
             alters: 0,
             added_columns: 0,
             finishing: false,
+            built: false,
         }
     }
 
@@ -200,6 +209,12 @@ impl RandomWorkload {
     }
 
     fn step(&mut self, db: &mut SimDatabase) -> Result<Step, SimError> {
+        if self.config.dictionary_build && !self.built {
+            self.built = true;
+            db.apply(&DbOp::DictionaryBuild)?;
+            db.apply(&DbOp::LogSwitch)?;
+            return Ok(Step::Applied);
+        }
         let think = self.rng.below(self.config.think_millis + 1);
         db.apply(&DbOp::Tick { millis: think })?;
         if (self.changes >= self.config.changes && self.huge_left == 0) || self.finishing {

@@ -114,6 +114,10 @@ pub struct DatabaseIdentity {
     /// first: the ones whose copies can be mined. None at all stops with CDC-5001.
     #[serde(default)]
     pub valid_archive_destinations: Vec<String>,
+    /// How far the database's clock (SYSDATE, the server's time zone) is ahead of UTC, in
+    /// minutes: the time of day of `cdc.dictionary.build.time` is the database's.
+    #[serde(default)]
+    pub utc_offset_minutes: i32,
 }
 
 /// `cdc.capture.mode`: which logs the inventory offers (the configuration's own type).

@@ -174,7 +174,11 @@ impl RedoSource for OracleSource {
             open_pdbs: Vec::new(),
             session_pdb: None,
             valid_archive_destinations: Vec::new(),
+            utc_offset_minutes: 0,
         };
+        if let Some(r) = self.rows(sql::UTC_OFFSET_MINUTES, &[])?.first() {
+            identity.utc_offset_minutes = col::<i64>(r, 0)?.clamp(-24 * 60, 24 * 60) as i32;
+        }
         if let Some(r) = self.rows(sql::SESSION_CONTAINER, &[])?.first() {
             // SYS_CONTEXT answers text: CON_ID 0 in a non-CDB, 1 at the root, above in a PDB
             let con_id: String = col(r, 0)?;

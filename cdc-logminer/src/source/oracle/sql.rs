@@ -45,6 +45,10 @@ pub const ENABLED_THREADS: &str =
 pub const PDBS: &str =
     "SELECT CON_ID, NAME, OPEN_MODE FROM V$PDBS WHERE NAME <> 'PDB$SEED' ORDER BY CON_ID";
 
+/// The database clock's offset from UTC in minutes (SYSTIMESTAMP carries the server's zone).
+pub const UTC_OFFSET_MINUTES: &str = "SELECT ROUND((CAST(SYSTIMESTAMP AS DATE) - \
+CAST(SYS_EXTRACT_UTC(SYSTIMESTAMP) AS DATE)) * 1440) FROM DUAL";
+
 pub const CURRENT_SCN: &str = "SELECT CURRENT_SCN FROM V$DATABASE";
 
 /// The PDB the session is connected to: `CON_ID` (0 in a non-CDB, 1 at the root) and
