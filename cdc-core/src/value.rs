@@ -51,6 +51,13 @@ impl Decimal {
         normalise(unscaled, scale as i32).unwrap_or(Decimal::ZERO)
     }
 
+    /// `unscaled × 10^(−scale)`, normalised; an error when it has more than 38 significant
+    /// digits or an exponent beyond NUMBER's range (as [`Decimal::parse`] says of its text).
+    #[inline]
+    pub fn try_new(unscaled: i128, scale: i32) -> Result<Decimal, ValueError> {
+        normalise(unscaled, scale)
+    }
+
     /// [`Decimal::new`] for an `unscaled` that fits 64 bits (the common case: a NUMBER of up
     /// to 18 digits), the same value without the 128-bit steps.
     #[inline]

@@ -25,6 +25,12 @@
 //!   every column in its WHERE, a DELETE names every column, as under ALL COLUMNS logging);
 //!   comparable with published per-column-count parser figures
 //!
+//! - `decode_lag/named`, `decode_lag/generic`: the same 10 000 rows of the simulator (inserts
+//!   and updates of a table of 9 columns of every kind the lag case meets), as a redo
+//!   dictionary names them and as the online catalog gives them after a later ALTER (STATUS 2,
+//!   `"COL n"`, HEXTORAW of the internal formats), each decoded with the version they were
+//!   written under; the generic form must decode at least half as fast as the named one
+//!
 //! Run: `cargo bench -p cdc-logminer --bench decode -- --warm-up-time 1 --measurement-time 5`
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -301,5 +307,152 @@ fn columns(c: &mut Criterion) {
     }
 }
 
-criterion_group!(benches, sequential, step, columns);
+/// The rows of a simulated table written before an ALTER, mined twice: with a redo dictionary
+/// (named, typed literals) and with the online catalog after the ALTER (generic); and the
+/// version they were written under, which reads generic rows.
+fn lag_corpora(rows: usize) -> (Corpus, Corpus) {
+    use cdc_logminer::sim::Scenario;
+    use cdc_logminer::source::{
+        DictionarySource, LogInventoryQuery, MiningQuery, MiningWindow, RedoBound, RedoSource,
+        SessionMode,
+    };
+    let mut events = vec![
+        r#"{"event": "create_table", "table": {"owner": "APP", "name": "LAG",
+          "columns": [{"name": "ID", "type": "NUMBER(9)"}, {"name": "N", "type": "NUMBER(12,2)"},
+          {"name": "D", "type": "DATE"}, {"name": "TS", "type": "TIMESTAMP(6)"},
+          {"name": "V", "type": "VARCHAR2(40)"}, {"name": "NV", "type": "NVARCHAR2(20)"},
+          {"name": "R", "type": "RAW(8)"}, {"name": "BD", "type": "BINARY_DOUBLE"},
+          {"name": "F", "type": "BINARY_FLOAT"}], "primary_key": ["ID"]}}"#
+            .to_owned(),
+        r#"{"event": "dictionary_build"}"#.to_owned(),
+        r#"{"event": "log_switch"}"#.to_owned(),
+    ];
+    for i in 1..=rows / 2 {
+        events.push(format!(
+            r#"{{"event": "insert", "session": "s1", "table": "APP.LAG", "values": {{"ID": {i},
+              "N": {}.25, "D": "2026-0{}-1{} 0{}:04:05", "TS": "2026-01-02 03:04:05.{:06}",
+              "V": "row {i} text", "NV": "日本 {i}", "R": "{:08x}", "BD": {i}.5, "F": -{i}.25}}}}"#,
+            (i as i64) * 37 - 5000,
+            1 + i % 9,
+            i % 10,
+            i % 10,
+            i * 7 % 1_000_000,
+            i * 2_654_435_761 % 4_294_967_296,
+        ));
+        events.push(format!(
+            r#"{{"event": "update", "session": "s1", "table": "APP.LAG", "where": {{"ID": {i}}},
+              "set": {{"N": {}.5, "V": "updated {i}"}}}}"#,
+            i * 3
+        ));
+        if i % 50 == 0 {
+            events.push(r#"{"event": "commit", "session": "s1"}"#.to_owned());
+        }
+    }
+    events.push(r#"{"event": "commit", "session": "s1"}"#.to_owned());
+    let json = format!(
+        r#"{{"name": "lag-bench", "database": {{"seed": 5}}, "events": [{}]}}"#,
+        events.join(",")
+    );
+    let mut source = Scenario::from_json(&json).unwrap().into_source(0).unwrap();
+    while source.advance(4096).unwrap() {}
+    let table = cdc_core::TableId::new("APP", "LAG");
+    let layout = Arc::new(
+        source
+            .table_layouts(std::slice::from_ref(&table))
+            .unwrap()
+            .remove(0),
+    );
+    source
+        .apply(&cdc_logminer::sim::DbOp::AddColumn {
+            table: "APP.LAG".into(),
+            column: cdc_logminer::sim::ColumnSpec {
+                name: "EXTRA".into(),
+                data_type: "NUMBER".into(),
+                nullable: true,
+            },
+        })
+        .unwrap();
+    let objects: Vec<_> = source
+        .resolve_objects(&|t| t.table == "LAG")
+        .unwrap()
+        .into_iter()
+        .map(|o| (o.con, o.object))
+        .collect();
+    let logs = source
+        .log_inventory(&LogInventoryQuery {
+            from: cdc_core::Scn::ZERO,
+            mode: cdc_core::config::CaptureMode::Online,
+            destination: None,
+        })
+        .unwrap();
+    let mut mine = |dictionary: DictionarySource| {
+        source
+            .start_session(&MiningWindow {
+                logs: logs.clone(),
+                start_scn: logs[0].first_scn,
+                mode: SessionMode::Logs,
+                dictionary,
+            })
+            .unwrap();
+        let mut rows = Vec::new();
+        let query = MiningQuery {
+            from: RedoBound::Start,
+            objects: objects.clone(),
+            excluded_users: Vec::new(),
+            inlist_max: 1000,
+            timeout: Duration::from_secs(60),
+            fetch_size: 10_000,
+            lob_rows: false,
+        };
+        source
+            .mine(&query, &mut |row: MinedRow| {
+                if matches!(row.operation, Operation::Insert | Operation::Update) {
+                    rows.push(row);
+                }
+                std::ops::ControlFlow::Continue(())
+            })
+            .unwrap();
+        rows
+    };
+    let named = mine(DictionarySource::RedoLogs);
+    let generic = mine(DictionarySource::OnlineCatalog);
+    assert!(
+        named.iter().all(|r| r.status == 0),
+        "the redo dictionary names every row"
+    );
+    assert!(
+        generic.iter().all(|r| r.status == 2),
+        "every row is older than the ALTER"
+    );
+    let corpus = |rows: Vec<MinedRow>, older: bool| {
+        let mut corpus = Corpus::of(&[Arc::clone(&layout)], rows);
+        if older {
+            for table in corpus.tables.values_mut() {
+                *table = table
+                    .clone()
+                    .reading_older_rows(Arc::new(cdc_logminer::decode::Charsets::default()));
+            }
+        }
+        corpus
+    };
+    (corpus(named, false), corpus(generic, true))
+}
+
+fn lag(c: &mut Criterion) {
+    let (named, generic) = lag_corpora(10_000);
+    assert_eq!(named.rows.len(), generic.rows.len());
+    assert_eq!(named.decode_all(), named.rows.len(), "named rows decode");
+    assert_eq!(
+        generic.decode_all(),
+        generic.rows.len(),
+        "generic rows decode"
+    );
+    let mut group = c.benchmark_group("decode_lag");
+    group.throughput(Throughput::Elements(named.rows.len() as u64));
+    group.bench_function("named", |b| b.iter(|| named.decode_all()));
+    group.bench_function("generic", |b| b.iter(|| generic.decode_all()));
+    group.finish();
+}
+
+criterion_group!(benches, sequential, step, columns, lag);
 criterion_main!(benches);

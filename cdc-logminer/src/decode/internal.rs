@@ -174,56 +174,40 @@ fn number(bytes: &[u8]) -> Result<Decimal> {
         });
     }
     let negative = head < 0x80;
-    let (exponent, digits): (i32, Vec<u8>) = if negative {
+    let (exponent, digits) = if negative {
         let digits = match rest.split_last() {
             Some((102, body)) => body,
             _ => rest,
         };
-        let digits = digits
-            .iter()
-            .map(|&b| (2..=101).contains(&b).then(|| 101 - b))
-            .collect::<Option<Vec<u8>>>()
-            .ok_or(invalid(TY, "a digit byte out of range"))?;
         (62 - i32::from(head), digits)
     } else {
-        let digits = rest
-            .iter()
-            .map(|&b| (1..=100).contains(&b).then(|| b - 1))
-            .collect::<Option<Vec<u8>>>()
-            .ok_or(invalid(TY, "a digit byte out of range"))?;
-        (i32::from(head) - 193, digits)
+        (i32::from(head) - 193, rest)
     };
     if digits.is_empty() {
         return Err(invalid(TY, "no digits"));
     }
-    // the digits as a decimal integer, times 10^shift
-    let mut text = String::with_capacity(2 * digits.len() + 140);
-    if negative {
-        text.push('-');
+    // the base-100 digits as an integer, times 100^(exponent − (digits − 1))
+    let mut unscaled: i128 = 0;
+    for &b in digits {
+        let digit = if negative {
+            (2..=101).contains(&b).then(|| 101 - b)
+        } else {
+            (1..=100).contains(&b).then(|| b - 1)
+        }
+        .ok_or(invalid(TY, "a digit byte out of range"))?;
+        unscaled = unscaled
+            .checked_mul(100)
+            .and_then(|u| u.checked_add(i128::from(digit)))
+            .ok_or(invalid(
+                TY,
+                "more digits or a larger exponent than NUMBER holds",
+            ))?;
     }
-    let mut integer = String::with_capacity(2 * digits.len());
-    for d in &digits {
-        integer.push(char::from(b'0' + d / 10));
-        integer.push(char::from(b'0' + d % 10));
+    if negative {
+        unscaled = -unscaled;
     }
     let shift = 2 * (exponent - (digits.len() as i32 - 1));
-    if shift >= 0 {
-        text.push_str(&integer);
-        text.extend(std::iter::repeat_n('0', shift as usize));
-    } else {
-        let point = integer.len() as i32 + shift;
-        if point <= 0 {
-            text.push_str("0.");
-            text.extend(std::iter::repeat_n('0', (-point) as usize));
-            text.push_str(&integer);
-        } else {
-            let (whole, fraction) = integer.split_at(point as usize);
-            text.push_str(whole);
-            text.push('.');
-            text.push_str(fraction);
-        }
-    }
-    Decimal::parse(&text)
+    Decimal::try_new(unscaled, -shift)
         .map_err(|_| invalid(TY, "more digits or a larger exponent than NUMBER holds"))
 }
 
@@ -293,24 +277,29 @@ fn timestamp_tz(bytes: &[u8]) -> Result<Value> {
 }
 
 fn text(bytes: &[u8], charset: &str, ty: &'static str) -> Result<String> {
-    match charset.to_ascii_uppercase().as_str() {
-        "AL32UTF8" | "UTF8" => {
-            String::from_utf8(bytes.to_vec()).map_err(|_| invalid(ty, "not valid UTF-8"))
-        }
-        "AL16UTF16" => {
+    let is = |name: &str| charset.eq_ignore_ascii_case(name);
+    match () {
+        () if is("AL32UTF8") || is("UTF8") => std::str::from_utf8(bytes)
+            .map(str::to_owned)
+            .map_err(|_| invalid(ty, "not valid UTF-8")),
+        () if is("AL16UTF16") => {
             if !bytes.len().is_multiple_of(2) {
                 return Err(InternalFormatError::Length {
                     ty,
                     len: bytes.len(),
                 });
             }
-            let units: Vec<u16> = bytes
-                .chunks_exact(2)
-                .map(|pair| u16::from_be_bytes([pair[0], pair[1]]))
-                .collect();
-            String::from_utf16(&units).map_err(|_| invalid(ty, "not valid UTF-16"))
+            let mut out = String::with_capacity(bytes.len());
+            for c in char::decode_utf16(
+                bytes
+                    .chunks_exact(2)
+                    .map(|pair| u16::from_be_bytes([pair[0], pair[1]])),
+            ) {
+                out.push(c.map_err(|_| invalid(ty, "not valid UTF-16"))?);
+            }
+            Ok(out)
         }
-        _ => Err(InternalFormatError::Charset {
+        () => Err(InternalFormatError::Charset {
             ty,
             charset: charset.to_owned(),
         }),

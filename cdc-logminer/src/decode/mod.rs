@@ -36,6 +36,7 @@ mod filter;
 pub mod inspect;
 mod internal;
 mod onepass;
+mod onepass_older;
 mod parse;
 mod pipeline;
 mod row;

@@ -206,6 +206,14 @@ fn decode_dml(
     {
         return Ok(change(row, table, op, images, row_ids));
     }
+    // a row older than a later DDL, read with the version valid at its SCN
+    if row.status == status::INVALID_SQL
+        && let Some(charsets) = table.older_rows()
+        && let Some(op) = change_op(row.operation)
+        && let Some(images) = super::onepass_older::decode(sql, op, table, charsets)
+    {
+        return Ok(change(row, table, op, images, row_ids));
+    }
     if let Some(reason) = placeholder_reason(sql) {
         return Err(fail(reason));
     }

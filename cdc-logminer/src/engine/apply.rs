@@ -320,9 +320,7 @@ impl<S: RedoSource> CaptureEngine<S> {
         change: RowChange,
     ) -> Result<u64, EngineError> {
         let addr = self.row_addr(row)?;
-        if change.op == ChangeOp::Insert
-            && change.row_id.as_deref() == Some(LOB_LOCATOR_ROWID)
-        {
+        if change.op == ChangeOp::Insert && change.row_id.as_deref() == Some(LOB_LOCATOR_ROWID) {
             // the row's LOB values and real ROWID come in the UPDATE that follows
             self.buffer.pin_change(key, row.scn, addr)?;
             self.held.lob_inserts.insert(

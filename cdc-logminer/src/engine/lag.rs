@@ -329,9 +329,11 @@ impl<S: RedoSource> CaptureEngine<S> {
     /// step's last, and keeps the step's data rows by address. `Err` says why it could not.
     fn replay_step(&mut self) -> Result<(), String> {
         if self.read.session_mode == SessionMode::Range {
-            return Err("replaying with a redo dictionary is not available in range mining mode \
+            return Err(
+                "replaying with a redo dictionary is not available in range mining mode \
                         (cdc.mining.mode=range, or auto in a PDB)"
-                .into());
+                    .into(),
+            );
         }
         let Some(step) = self.lag.step.clone() else {
             return Err("the step's extent is unknown".into());
@@ -363,7 +365,10 @@ impl<S: RedoSource> CaptureEngine<S> {
             .collect();
         for build in &self.lag.builds {
             // a build of this run whose logs are not archived yet: its first log by SCN
-            if candidates.iter().any(|c| c.dictionary_scn == build.start_scn) {
+            if candidates
+                .iter()
+                .any(|c| c.dictionary_scn == build.start_scn)
+            {
                 continue;
             }
             if let Some(first_log) = inventory

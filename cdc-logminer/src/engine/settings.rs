@@ -162,10 +162,13 @@ impl EngineSettings {
                 columns.is_column_excluded(t.pdb.as_deref(), &t.owner, &t.table, column)
             }),
             published: PublishedSchemas::default(),
-            dictionary_builds: config.dictionary.build_interval.map(|interval| BuildSchedule {
-                interval,
-                time: config.dictionary.build_time,
-            }),
+            dictionary_builds: config
+                .dictionary
+                .build_interval
+                .map(|interval| BuildSchedule {
+                    interval,
+                    time: config.dictionary.build_time,
+                }),
         }
     }
 }

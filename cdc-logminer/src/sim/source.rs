@@ -741,6 +741,16 @@ impl RedoSource for SimSource {
 
     fn build_dictionary(&mut self) -> Result<DictionaryBuild, SourceError> {
         self.gate(SourceCall::BuildDictionary)?;
+        if self.db.config.role != DatabaseRole::Primary
+            || self.db.config.open_mode != crate::source::OpenMode::ReadWrite
+        {
+            // a standby or a read-only database writes no redo of its own (the builds in a
+            // standby's redo are its primary's, which the workload makes)
+            return Err(SourceError::ora(
+                OraCode(16000),
+                "ORA-16000: database or pluggable database open for read-only access".to_owned(),
+            ));
+        }
         self.db.build_dictionary().map_err(|e| match e {
             SimError::Ora(code, message) => SourceError::ora(code, message),
             other => SourceError::Invalid {

@@ -96,15 +96,6 @@ impl SimDatabase {
     /// Without the grant (`dictionary_build_grant` false) it fails as PL/SQL does
     /// ([`BUILD_WITHOUT_GRANT`]).
     pub fn build_dictionary(&mut self) -> Result<DictionaryBuild, SimError> {
-        if self.config.role != crate::source::DatabaseRole::Primary
-            || self.config.open_mode != crate::source::OpenMode::ReadWrite
-        {
-            // a standby or a read-only database writes no redo of its own
-            return Err(SimError::Ora(
-                OraCode(16000),
-                "ORA-16000: database or pluggable database open for read-only access".into(),
-            ));
-        }
         if !self.config.dictionary_build_grant {
             return Err(SimError::Ora(
                 OraCode::PLSQL_COMPILATION_ERROR,
