@@ -228,6 +228,79 @@ impl ColumnDef {
         }
     }
 
+    /// A column as a type is written in DDL and the dictionary (`NUMBER(12,2)`,
+    /// `VARCHAR2(30)`, `TIMESTAMP(6) WITH TIME ZONE`, `INTERVAL DAY(2) TO SECOND(6)`): its
+    /// type, and the length, precision and scale the dictionary would give it. An unknown
+    /// type is [`ColumnType::Other`].
+    pub fn from_type_text(
+        name: impl Into<String>,
+        position: u16,
+        text: &str,
+        nullable: bool,
+    ) -> ColumnDef {
+        let text = text.trim().to_ascii_uppercase();
+        let ty = ColumnType::from_dictionary(&text);
+        let params: Vec<Vec<i64>> = text
+            .split('(')
+            .skip(1)
+            .filter_map(|p| p.split(')').next())
+            .map(|p| {
+                p.split(',')
+                    .filter_map(|n| n.split_whitespace().next()?.parse().ok())
+                    .collect()
+            })
+            .collect();
+        let first = params.first().cloned().unwrap_or_default();
+        let p0 = first.first().copied();
+        let p1 = first.get(1).copied();
+        let mut col = ColumnDef::new(name, position, ty.clone());
+        col.nullable = nullable;
+        let narrow = |v: i64| u16::try_from(v).unwrap_or(u16::MAX);
+        match ty {
+            ColumnType::Number | ColumnType::Float => {
+                col.length = 22;
+                col.precision = p0.map(narrow);
+                col.scale = match (p0, p1) {
+                    (Some(_), Some(s)) => Some(i16::try_from(s).unwrap_or(0)),
+                    (Some(_), None) => Some(0),
+                    _ => None,
+                };
+            }
+            ColumnType::Char | ColumnType::NChar => {
+                col.length = u32::try_from(p0.unwrap_or(1)).unwrap_or(1)
+            }
+            ColumnType::Varchar2 | ColumnType::NVarchar2 | ColumnType::Raw => {
+                col.length = u32::try_from(p0.unwrap_or(4000)).unwrap_or(4000)
+            }
+            ColumnType::Timestamp | ColumnType::TimestampTz | ColumnType::TimestampLtz => {
+                col.length = if ty == ColumnType::TimestampTz {
+                    13
+                } else {
+                    11
+                };
+                col.scale = Some(i16::try_from(p0.unwrap_or(6)).unwrap_or(6));
+            }
+            ColumnType::IntervalYm => {
+                col.length = 5;
+                col.precision = Some(narrow(p0.unwrap_or(2)));
+                col.scale = Some(0);
+            }
+            ColumnType::IntervalDs => {
+                col.length = 11;
+                col.precision = Some(narrow(p0.unwrap_or(2)));
+                col.scale = Some(
+                    i16::try_from(params.get(1).and_then(|p| p.first()).copied().unwrap_or(6))
+                        .unwrap_or(6),
+                );
+            }
+            ColumnType::Date => col.length = 7,
+            ColumnType::BinaryDouble => col.length = 8,
+            ColumnType::BinaryFloat => col.length = 4,
+            _ => col.length = 4000,
+        }
+        col
+    }
+
     pub fn with_length(mut self, length: u32) -> ColumnDef {
         self.length = length;
         self

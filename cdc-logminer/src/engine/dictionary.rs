@@ -209,6 +209,91 @@ impl Shape {
     }
 }
 
+/// The layout `changes` (a DDL's text) make of `before`, the version valid up to the DDL, when
+/// the dictionary has moved on past it: `now`, read at the DDL row, already holds later DDL of
+/// the table (a connector behind), and would name columns the rows after this DDL do not have,
+/// or lack ones they have. Columns the text adds take `now`'s definition when it has them with
+/// that type, else the one the text gives (`ColumnDef::from_type_text`); a column added that
+/// `before` already has is kept (`before` was itself read after this DDL). Key and
+/// supplemental logging are `now`'s while its key columns are all there. Such a version is
+/// never exact: its generic rows are replayed with a redo dictionary, and named rows must fit
+/// it.
+pub(super) fn derive(
+    before: &TableLayout,
+    changes: &[ColumnChange],
+    now: &TableLayout,
+) -> TableLayout {
+    use cdc_core::table::ColumnDef;
+    let mut columns: Vec<ColumnDef> = before.columns.clone();
+    for change in changes {
+        match change {
+            ColumnChange::Add { name, data_type } => {
+                if columns.iter().any(|c| c.name == *name) {
+                    continue;
+                }
+                let ty = ColumnType::from_dictionary(data_type);
+                let def = now
+                    .column(name)
+                    .filter(|c| c.data_type == ty)
+                    .cloned()
+                    .unwrap_or_else(|| ColumnDef::from_type_text(name.clone(), 0, data_type, true));
+                columns.push(def);
+            }
+            ColumnChange::Drop { name } | ColumnChange::SetUnused { name } => {
+                columns.retain(|c| c.name != *name);
+            }
+            ColumnChange::DropUnused => {}
+            ColumnChange::Modify { name, data_type } => {
+                if let (Some(column), Some(text)) =
+                    (columns.iter_mut().find(|c| c.name == *name), data_type)
+                {
+                    let ty = ColumnType::from_dictionary(text);
+                    *column = now
+                        .column(name)
+                        .filter(|c| c.data_type == ty)
+                        .cloned()
+                        .unwrap_or_else(|| {
+                            ColumnDef::from_type_text(name.clone(), 0, text, column.nullable)
+                        });
+                }
+            }
+            ColumnChange::Rename { from, to } => {
+                if let Some(column) = columns.iter_mut().find(|c| c.name == *from) {
+                    column.name.clone_from(to);
+                }
+            }
+        }
+    }
+    for (at, column) in columns.iter_mut().enumerate() {
+        column.position = u16::try_from(at + 1).unwrap_or(u16::MAX);
+    }
+    let has_all = |key: &[String]| key.iter().all(|k| columns.iter().any(|c| c.name == *k));
+    let (key, key_source) = if has_all(&now.key) {
+        (now.key.clone(), now.key_source)
+    } else {
+        (before.key.clone(), before.key_source)
+    };
+    TableLayout {
+        table: now.table.clone(),
+        version: 0,
+        valid_from: now.valid_from,
+        columns,
+        key,
+        key_source,
+        supplemental: now.supplemental,
+        segment: Vec::new(),
+    }
+}
+
+/// The columns' names and types, in order.
+fn same_columns(a: &TableLayout, b: &TableLayout) -> bool {
+    a.columns.len() == b.columns.len()
+        && a.columns
+            .iter()
+            .zip(&b.columns)
+            .all(|(x, y)| x.name == y.name && x.data_type == y.data_type)
+}
+
 /// Whether `now`, the layout the dictionary gives after a DDL, is what `changes` (the DDL's
 /// text) make of `before`, the version valid up to it: then no later DDL is in it yet, and it
 /// is the layout of the rows written from the DDL on.
@@ -431,12 +516,38 @@ impl<S: RedoSource> CaptureEngine<S> {
             }
             objects.insert((object.con, object.object), object.table);
         }
-        let layouts = self.source.table_layouts(&tables).map_err(source_stop)?;
+        let mut layouts = self.source.table_layouts(&tables).map_err(source_stop)?;
         let exact = self.exact_layouts(&layouts, valid_from, &refresh)?;
+        if let Refresh::Ddl {
+            table: Some(table),
+            changes: Some(changes),
+        } = &refresh
+            && exact.get(table) == Some(&false)
+            && let Some(before) = self.decoder.tables.get(table)
+            && let Some(now) = layouts.iter_mut().find(|l| l.table == *table)
+        {
+            let derived = derive(before.layout(), changes, now);
+            if !same_columns(&derived, now) {
+                tracing::info!(%table, "the dictionary holds DDL past this one: the version after it is made from its text");
+                *now = derived;
+            }
+        }
         let mut decode_tables = foldhash::HashMap::default();
         let mut differing = Vec::new();
         for layout in layouts {
             let table = layout.table.clone();
+            // a DDL row changes its own table: another captured table keeps its version even
+            // where the dictionary differs, which only DDL still ahead in the redo explains
+            if let Refresh::Ddl {
+                table: Some(changed),
+                ..
+            } = &refresh
+                && *changed != table
+                && let Some(current) = self.decoder.tables.get(&table)
+            {
+                decode_tables.insert(table, current.clone());
+                continue;
+            }
             let unchanged = self.decoder.tables.get(&table).filter(|current| {
                 let current = current.layout();
                 current.columns == layout.columns
@@ -634,6 +745,64 @@ mod tests {
             segment: segment.to_vec(),
             ..empty_layout(&TableId::new("APP", "T"))
         }
+    }
+
+    /// A version made from a DDL's text when the dictionary has moved on: the columns the
+    /// text adds (with the dictionary's definition where it has the column with that type),
+    /// drops and modifies, in order; a column added that the version already has is kept; the
+    /// key stays the version's when the dictionary's key column is not there yet.
+    #[test]
+    fn a_ddl_text_makes_the_version_after_it_of_the_one_before() {
+        use ColumnType as T;
+        let changes = |sql: &str| crate::decode::column_changes(sql).unwrap();
+        let mut before = layout(&[("ID", T::Number), ("A", T::Varchar2)], &[]);
+        before.key = vec!["ID".into()];
+        // the dictionary after two more ALTERs: E1 dropped again, K added and made the key
+        let mut now = layout(
+            &[("ID", T::Number), ("A", T::Varchar2), ("K", T::Number)],
+            &[Some(0), Some(1), None, Some(2)],
+        );
+        now.key = vec!["K".into()];
+        let added = derive(
+            &before,
+            &changes(r#"ALTER TABLE "APP"."T" ADD ("E1" NUMBER(12,2))"#),
+            &now,
+        );
+        let names: Vec<&str> = added.columns.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(names, ["ID", "A", "E1"]);
+        let e1 = &added.columns[2];
+        assert_eq!(
+            (e1.data_type.clone(), e1.precision, e1.scale),
+            (T::Number, Some(12), Some(2))
+        );
+        assert_eq!(e1.position, 3);
+        assert_eq!(added.key, ["ID"], "K is not there yet");
+        assert!(added.segment.is_empty(), "no segment is guessed");
+        assert!(!same_columns(&added, &now));
+        let modified = derive(
+            &added,
+            &changes(r#"ALTER TABLE "APP"."T" MODIFY ("A" NUMBER)"#),
+            &now,
+        );
+        assert_eq!(modified.columns[1].data_type, T::Number);
+        let dropped = derive(
+            &modified,
+            &changes(r#"ALTER TABLE "APP"."T" DROP COLUMN "E1""#),
+            &now,
+        );
+        assert_eq!(dropped.columns.len(), 2);
+        // K, read from the dictionary with the version before: adding it again keeps it
+        let with_k = layout(
+            &[("ID", T::Number), ("A", T::Varchar2), ("K", T::Number)],
+            &[],
+        );
+        let again = derive(
+            &with_k,
+            &changes(r#"ALTER TABLE "APP"."T" ADD ("K" NUMBER)"#),
+            &now,
+        );
+        assert!(same_columns(&again, &now));
+        assert_eq!(again.key, ["K"]);
     }
 
     /// A layout read after a DDL is that DDL's when its text makes it of the version before;

@@ -75,65 +75,13 @@ pub struct IndexSpec {
 
 /// Reads a dictionary type with parameters into a column definition.
 pub fn column_def(spec: &ColumnSpec, position: u16) -> Result<ColumnDef, SimError> {
-    let text = spec.data_type.trim().to_ascii_uppercase();
-    let ty = ColumnType::from_dictionary(&text);
-    if let ColumnType::Other(name) = &ty {
+    let col =
+        ColumnDef::from_type_text(spec.name.clone(), position, &spec.data_type, spec.nullable);
+    if let ColumnType::Other(name) = &col.data_type {
         return Err(SimError::Scenario(format!(
             "column {}: unknown type {name}",
             spec.name
         )));
-    }
-    let params: Vec<Vec<i64>> = text
-        .split('(')
-        .skip(1)
-        .filter_map(|p| p.split(')').next())
-        .map(|p| {
-            p.split(',')
-                .filter_map(|n| n.split_whitespace().next()?.parse().ok())
-                .collect()
-        })
-        .collect();
-    let first = params.first().cloned().unwrap_or_default();
-    let p0 = first.first().copied();
-    let p1 = first.get(1).copied();
-    let mut col = ColumnDef::new(spec.name.clone(), position, ty.clone());
-    col.nullable = spec.nullable;
-    match ty {
-        ColumnType::Number | ColumnType::Float => {
-            col.length = 22;
-            col.precision = p0.map(|p| p as u16);
-            col.scale = match (p0, p1) {
-                (Some(_), Some(s)) => Some(s as i16),
-                (Some(_), None) => Some(0),
-                _ => None,
-            };
-        }
-        ColumnType::Char | ColumnType::NChar => col.length = p0.unwrap_or(1) as u32,
-        ColumnType::Varchar2 | ColumnType::NVarchar2 | ColumnType::Raw => {
-            col.length = p0.unwrap_or(4000) as u32
-        }
-        ColumnType::Timestamp | ColumnType::TimestampTz | ColumnType::TimestampLtz => {
-            col.length = if ty == ColumnType::TimestampTz {
-                13
-            } else {
-                11
-            };
-            col.scale = Some(p0.unwrap_or(6) as i16);
-        }
-        ColumnType::IntervalYm => {
-            col.length = 5;
-            col.precision = Some(p0.unwrap_or(2) as u16);
-            col.scale = Some(0);
-        }
-        ColumnType::IntervalDs => {
-            col.length = 11;
-            col.precision = Some(p0.unwrap_or(2) as u16);
-            col.scale = Some(params.get(1).and_then(|p| p.first()).copied().unwrap_or(6) as i16);
-        }
-        ColumnType::Date => col.length = 7,
-        ColumnType::BinaryDouble => col.length = 8,
-        ColumnType::BinaryFloat => col.length = 4,
-        _ => col.length = 4000,
     }
     Ok(col)
 }

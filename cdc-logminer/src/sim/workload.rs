@@ -62,11 +62,6 @@ pub struct WorkloadConfig {
     /// it, the draw that would have made one truncates HR.AUDIT_LOG. Rows written before such
     /// an ALTER and mined after it come back generic (STATUS 2, `"COL n"`).
     pub max_alters: u32,
-    /// Whether those ALTERs may drop a column or set one unused. A connector that starts
-    /// after such a drop with rows still to mine that hold the column knows no version with
-    /// it: those rows stop with CDC-6001 even after a replay (the backlog workload leaves
-    /// drops out).
-    pub drop_alters: bool,
     /// Before its first change, the database writes a dictionary build into the redo and
     /// switches logs, so that the build is archived (flagged DICTIONARY_BEGIN/END): the
     /// scheduled build a database with a connector has made before its redo, which a replay
@@ -100,7 +95,6 @@ impl Default for WorkloadConfig {
             log_switch_rate: 0.001,
             large_lob_rate: 0.1,
             max_alters: 6,
-            drop_alters: true,
             dictionary_build: false,
         }
     }
@@ -639,11 +633,11 @@ impl RandomWorkload {
             .is_some_and(|l| l.segment.iter().any(Option::is_none));
         let pick = self.rng.pick(&extras).cloned();
         match (self.rng.below(6), pick) {
-            (1, Some(c)) if self.config.drop_alters => DbOp::DropColumn {
+            (1, Some(c)) => DbOp::DropColumn {
                 table,
                 column: c.name,
             },
-            (2, Some(c)) if self.config.drop_alters => DbOp::SetUnused {
+            (2, Some(c)) => DbOp::SetUnused {
                 table,
                 column: c.name,
             },

@@ -214,9 +214,6 @@ fn sim_database(sim: &SimSettings) -> Result<SimSource, SourceSetupError> {
                 // an ALTER that no exact version decodes (a backlog's, mined after the whole
                 // workload ran) are replayed from it
                 dictionary_build: true,
-                // a backlog mined from its first SCN knows no version older than the newest:
-                // a row holding a column dropped later could not be decoded (CDC-6001)
-                drop_alters: !sim.backlog,
                 ..WorkloadConfig::default()
             });
             SimSource::with_workload(db, workload, SIM_EVENTS_PER_POLL)
