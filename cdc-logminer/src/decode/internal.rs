@@ -187,17 +187,26 @@ fn number(bytes: &[u8]) -> Result<Decimal> {
         return Err(invalid(TY, "no digits"));
     }
     // the base-100 digits as an integer, times 100^(exponent − (digits − 1))
-    let mut unscaled: i128 = 0;
-    for &b in digits {
-        let digit = if negative {
+    let digit = |b: u8| {
+        if negative {
             (2..=101).contains(&b).then(|| 101 - b)
         } else {
             (1..=100).contains(&b).then(|| b - 1)
         }
-        .ok_or(invalid(TY, "a digit byte out of range"))?;
+        .ok_or(invalid(TY, "a digit byte out of range"))
+    };
+    // up to 9 base-100 digits (18 decimal ones) in 64 bits, the rest in 128
+    let (head, tail) = digits.split_at(digits.len().min(9));
+    let mut small: u64 = 0;
+    for &b in head {
+        small = small * 100 + u64::from(digit(b)?);
+    }
+    let mut unscaled = i128::from(small);
+    for &b in tail {
+        let d = i128::from(digit(b)?);
         unscaled = unscaled
             .checked_mul(100)
-            .and_then(|u| u.checked_add(i128::from(digit)))
+            .and_then(|u| u.checked_add(d))
             .ok_or(invalid(
                 TY,
                 "more digits or a larger exponent than NUMBER holds",

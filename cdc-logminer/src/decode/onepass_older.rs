@@ -83,22 +83,12 @@ pub(super) fn decode<'a>(
             r.word(b"update ")?;
             r.word(quoted)?;
             r.word(b" set ")?;
-            let mut set = Vec::new();
-            loop {
-                r.item(&mut set)?;
-                if r.word(b", ").is_none() {
-                    break;
-                }
-            }
-            let before = r.where_clause()?;
-            r.end()?;
-            sorted(&mut set)?;
-            let after = super::row::overlay(&before, &mut set);
-            Some(Images {
-                before: Some(before),
-                after: Some(after),
-                row_id: None,
-            })
+            let mut set = SET.take();
+            set.clear();
+            let images = r.update_body(&mut set);
+            set.clear();
+            SET.set(set);
+            images
         }
         ChangeOp::Delete => {
             r.word(b"delete from ")?;
@@ -112,6 +102,11 @@ pub(super) fn decode<'a>(
             })
         }
     }
+}
+
+thread_local! {
+    /// The SET image of an update: kept between rows so that it is not allocated per row.
+    static SET: std::cell::Cell<Vec<ColumnValue>> = const { std::cell::Cell::new(Vec::new()) };
 }
 
 /// Column order; `None` when a column came twice (the general path reports it).
@@ -216,6 +211,25 @@ impl Reader<'_, '_> {
             value: decode_internal(&column.data_type, bytes, self.charsets).ok()?,
         });
         Some(())
+    }
+
+    /// An update after its ` set `: the SET items into `set`, then the WHERE clause.
+    fn update_body<'a>(&mut self, set: &mut Vec<ColumnValue>) -> Option<Images<'a>> {
+        loop {
+            self.item(set)?;
+            if self.word(b", ").is_none() {
+                break;
+            }
+        }
+        let before = self.where_clause()?;
+        self.end()?;
+        sorted(set)?;
+        let after = super::row::overlay(&before, set);
+        Some(Images {
+            before: Some(before),
+            after: Some(after),
+            row_id: None,
+        })
     }
 
     /// `"COL n" = v` into `image`.
