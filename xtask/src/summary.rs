@@ -30,6 +30,11 @@ pub const RATIOS: &[(&str, &str, &str)] = &[
         "engine/decode_only_rows",
         "of decoding alone",
     ),
+    (
+        "decode_lag/generic",
+        "decode_lag/named",
+        "of the same rows named (target: 50 %)",
+    ),
 ];
 
 /// The median time of a criterion bench, in nanoseconds, if it was measured.
