@@ -11,6 +11,29 @@ use cdc_logminer::engine::{CaptureEngine, EngineRecord, ManualClock, RecordKind}
 use cdc_logminer::sim::{GroundTruth, Scenario, SimConfig, WorkloadConfig};
 use engine_support::*;
 
+/// Runs `engine` over its simulator's workload until it is quiet: it never stops, the
+/// workload ALTERed a captured table, and the records equal the committed truth.
+fn runs_to_truth(
+    seed: u64,
+    engine: &mut CaptureEngine<cdc_logminer::sim::SimSource>,
+    clock: &ManualClock,
+    quiet: usize,
+) {
+    let mut records = Vec::new();
+    if let Err(e) = run_until_quiet(engine, clock, &mut records, quiet) {
+        panic!("seed {seed}: {e}");
+    }
+    let truth = engine.source().database().truth().clone();
+    assert!(
+        truth.ddl.iter().any(|d| d.sql.starts_with("ALTER TABLE")),
+        "seed {seed}: no ALTER"
+    );
+    assert_same(
+        &delivered(&records),
+        &expected(&truth, first_start_floor(&records)),
+    );
+}
+
 /// A scenario whose first `setup` events (the tables) run before the engine opens, and the
 /// rest only once it has: the engine then mines them all after the last, as a connector a
 /// step or more behind does.
@@ -194,19 +217,7 @@ fn the_live_workload_with_alters_equals_truth_over_seeds() {
         let mut engine =
             CaptureEngine::open(source, with_builds(&spill), None, Box::new(clock.clone()))
                 .unwrap();
-        let mut records = Vec::new();
-        if let Err(e) = run_until_quiet(&mut engine, &clock, &mut records, 5) {
-            panic!("seed {seed}: {e}");
-        }
-        let truth = engine.source().database().truth().clone();
-        let alters = truth
-            .ddl
-            .iter()
-            .filter(|d| d.sql.starts_with("ALTER TABLE"))
-            .count();
-        assert!(alters > 0, "seed {seed}: the workload made no ALTER");
-        let expected = expected(&truth, first_start_floor(&records));
-        assert_same(&delivered(&records), &expected);
+        runs_to_truth(seed, &mut engine, &clock, 5);
         assert_eq!(engine.metrics().decode_failures, 0, "seed {seed}");
         lagged += usize::from(engine.source().generic_rows() > 0);
     }
@@ -297,24 +308,14 @@ fn the_default_live_workload_runs_through_its_alters_over_20_seeds() {
         let clock = ManualClock::default();
         let workload = WorkloadConfig {
             changes: 6000,
+            dictionary_build: true,
             ..WorkloadConfig::default()
         };
         let source = source(seed, SimConfig::default(), workload, 16);
         let mut engine =
-            CaptureEngine::open(source, settings(&spill), None, Box::new(clock.clone())).unwrap();
-        let mut records = Vec::new();
-        if let Err(e) = run_until_quiet(&mut engine, &clock, &mut records, 5) {
-            panic!("seed {seed}: {e}");
-        }
-        let truth = engine.source().database().truth().clone();
-        assert!(
-            truth.ddl.iter().any(|d| d.sql.starts_with("ALTER TABLE")),
-            "seed {seed}: no ALTER"
-        );
-        assert_same(
-            &delivered(&records),
-            &expected(&truth, first_start_floor(&records)),
-        );
+            CaptureEngine::open(source, with_builds(&spill), None, Box::new(clock.clone()))
+                .unwrap();
+        runs_to_truth(seed, &mut engine, &clock, 5);
         generic += engine.source().generic_rows();
     }
     assert!(
@@ -606,19 +607,7 @@ fn the_backlog_workload_with_alters_is_replayed_from_its_build_over_seeds() {
         let mut s = with_builds(&spill);
         s.start_scn = Some(first_scn);
         let mut engine = CaptureEngine::open(source, s, None, Box::new(clock.clone())).unwrap();
-        let mut records = Vec::new();
-        if let Err(e) = run_until_quiet(&mut engine, &clock, &mut records, 3) {
-            panic!("seed {seed}: {e}");
-        }
-        let truth = engine.source().database().truth().clone();
-        assert!(
-            truth.ddl.iter().any(|d| d.sql.starts_with("ALTER TABLE")),
-            "seed {seed}: no ALTER"
-        );
-        assert_same(
-            &delivered(&records),
-            &expected(&truth, first_start_floor(&records)),
-        );
+        runs_to_truth(seed, &mut engine, &clock, 3);
         replays += engine.metrics().lag_replays;
     }
     assert!(replays > 0, "no step was replayed");
