@@ -992,17 +992,13 @@ fn the_oracle_source_is_built_and_a_missing_client_is_cdc_1001_with_the_install_
 /// The simulator's normal live workload, the one a new user runs (6 000 changes with its
 /// ALTERs of APP.CUSTOMERS), over 20 seeds through the binary into the broker: the task stays
 /// RUNNING and the table topics hold every committed change, rows older than ALTERs included,
-/// and nothing the database did not commit.
+/// and nothing the database did not commit. Then the same for the backlog workload: the whole
+/// workload, its ALTERs and the build it starts with, ran before the connector starts at its
+/// first SCN; rows older than an ALTER are replayed from that build. One test, so that its
+/// forty runs of the binary do not run beside each other.
 #[test]
-fn the_live_workload_runs_through_its_alters_over_20_seeds_into_the_broker() {
+fn the_live_and_backlog_workloads_run_through_their_alters_over_20_seeds_into_the_broker() {
     workload_runs_through_its_alters_over_20_seeds(false, 6000);
-}
-
-/// The same for the backlog workload: the whole workload, its ALTERs and the build it starts
-/// with, ran before the connector starts at its first SCN; rows older than an ALTER are
-/// replayed from that build.
-#[test]
-fn the_backlog_workload_runs_through_its_alters_over_20_seeds_into_the_broker() {
     workload_runs_through_its_alters_over_20_seeds(true, 6000);
 }
 

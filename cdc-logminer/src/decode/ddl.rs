@@ -604,6 +604,8 @@ const NOT_A_COLUMN: &[&str] = &[
     "period",
     "scope",
     "ref",
+    "partition",
+    "subpartition",
 ];
 
 /// One item of a parenthesised list of definitions: its words, with `(…)` groups as text.
@@ -731,6 +733,13 @@ fn alter_columns(lx: &mut Lexer<'_>) -> Option<Vec<ColumnChange>> {
         }
     };
     let action = lx.next_lower()?;
+    // partition maintenance (ADD, MODIFY, DROP … PARTITION) changes no column
+    if ["partition", "subpartition"]
+        .iter()
+        .any(|w| lx.is_word(lx.peek(), w))
+    {
+        return Some(Vec::new());
+    }
     let changes = match action.as_str() {
         "add" => {
             let defs = if lx.eat_punct(b'(') {
@@ -1029,6 +1038,19 @@ mod tests {
                 }]),
             ),
             ("alter table t add constraint uk unique (a)", Some(vec![])),
+            (
+                r#"ALTER TABLE "APP"."ORDERS" ADD PARTITION P3 VALUES LESS THAN (300)"#,
+                Some(vec![]),
+            ),
+            (
+                "alter table t modify partition p1 add values ('X')",
+                Some(vec![]),
+            ),
+            ("alter table t drop partition p1", Some(vec![])),
+            (
+                "alter table t add (a number, partition_key number)",
+                Some(vec![add("A", "number"), add("PARTITION_KEY", "number")]),
+            ),
             (
                 "alter table t add supplemental log data (all) columns",
                 Some(vec![]),
