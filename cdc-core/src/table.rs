@@ -415,6 +415,7 @@ pub enum SegmentSlot {
 
 impl TableLayout {
     /// What segment column `n` (1-based, as in `"COL n"`) stores.
+    #[inline]
     pub fn segment_column(&self, n: u16) -> SegmentSlot {
         if n == 0 {
             return SegmentSlot::Beyond;
