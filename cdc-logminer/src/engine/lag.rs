@@ -148,12 +148,12 @@ impl<S: RedoSource> CaptureEngine<S> {
     /// no whole build, then the schedule's. In range mode none (no redo dictionary can be
     /// added to such a session); without EXECUTE on DBMS_LOGMNR_D builds stop until the next
     /// task start, said once by a `dictionary-build` event with `status=disabled`.
-    pub(super) fn dictionary_builds(&mut self) -> Result<(), StepFailure> {
+    pub(super) fn dictionary_builds(&mut self) {
         let Some(schedule) = self.settings.dictionary_builds else {
-            return Ok(());
+            return;
         };
         if self.lag.builds_off.is_some() {
-            return Ok(());
+            return;
         }
         let now = self.clock.now_ms();
         if !self.lag.started {
@@ -165,7 +165,7 @@ impl<S: RedoSource> CaptureEngine<S> {
                      in a PDB)"
                         .into(),
                 );
-                return Ok(());
+                return;
             }
             let query = self.inventory_query();
             let inventory = match self.source.log_inventory(&query) {
@@ -173,20 +173,19 @@ impl<S: RedoSource> CaptureEngine<S> {
                 // the step's read meets the same error and recovers; asked again after it
                 Err(_) => {
                     self.lag.started = false;
-                    return Ok(());
+                    return;
                 }
             };
             if whole_builds(&inventory).is_empty() {
                 self.build_now();
             }
             self.schedule_next(schedule, now);
-            return Ok(());
+            return;
         }
         if self.lag.next_build_ms.is_some_and(|at| now >= at) {
             self.build_now();
             self.schedule_next(schedule, now);
         }
-        Ok(())
     }
 
     fn schedule_next(&mut self, schedule: BuildSchedule, now_ms: u64) {

@@ -286,12 +286,7 @@ impl<S: RedoSource> CaptureEngine<S> {
             self.emit_heartbeat(sink, HeartbeatReason::Start)?;
             self.emit_pending(sink)?;
         }
-        if let Err(failure) = self.dictionary_builds() {
-            match failure {
-                StepFailure::Stop(e) => return Err(EngineError::Stop(e)),
-                StepFailure::Retry => {}
-            }
-        }
+        self.dictionary_builds();
         let started = self.clock.now_ms();
         let mut report = match self.read_step() {
             Ok(read) => {
