@@ -612,3 +612,54 @@ fn the_backlog_workload_with_alters_is_replayed_from_its_build_over_seeds() {
     }
     assert!(replays > 0, "no step was replayed");
 }
+
+/// A build that fails for another reason than the grant (here ORA-01325, no ARCHIVELOG mode
+/// for a moment) is a `dictionary-build` event with `status=failed` and its message; mining
+/// goes on, and the next scheduled build is tried.
+#[test]
+fn a_failed_build_is_an_event_and_the_next_one_is_tried() {
+    let spill = tempfile::tempdir().unwrap();
+    let clock = ManualClock::default();
+    let workload = WorkloadConfig {
+        changes: 300,
+        think_millis: 50,
+        ..WorkloadConfig::default()
+    };
+    let mut source = source(4, SimConfig::default(), workload, 4);
+    source.inject(cdc_logminer::sim::Fault::Ora {
+        code: 1325,
+        message: Some(
+            "ORA-01325: archive log mode must be enabled to build into the logstream".into(),
+        ),
+        call: cdc_logminer::sim::SourceCall::BuildDictionary,
+    });
+    let mut s = with_builds(&spill);
+    s.dictionary_builds = Some(cdc_logminer::engine::BuildSchedule {
+        interval: std::time::Duration::from_secs(5),
+        time: cdc_core::config::TimeOfDay { hour: 0, minute: 0 },
+    });
+    let mut engine = CaptureEngine::open(source, s, None, Box::new(clock.clone())).unwrap();
+    let mut records = Vec::new();
+    run_until_quiet(&mut engine, &clock, &mut records, 3).unwrap();
+    let statuses: Vec<(String, String)> = records
+        .iter()
+        .filter_map(|r| match &r.kind {
+            RecordKind::Ops(e) if e.kind == cdc_core::OpsKind::DictionaryBuild => {
+                Some((e.details["status"].clone(), e.details["message"].clone()))
+            }
+            _ => None,
+        })
+        .collect();
+    assert!(statuses.len() >= 2, "{statuses:?}");
+    assert_eq!(statuses[0].0, "failed");
+    assert!(statuses[0].1.contains("ORA-01325"), "{statuses:?}");
+    assert_eq!(
+        statuses[1].0, "built",
+        "the next scheduled build ran: {statuses:?}"
+    );
+    let truth = engine.source().database().truth().clone();
+    assert_same(
+        &delivered(&records),
+        &expected(&truth, first_start_floor(&records)),
+    );
+}
