@@ -38,7 +38,9 @@ use std::vec;
 
 use cdc_core::{ChangeEvent, ConXid, RedoAddr, Scn};
 
-use crate::codec::{CodecError, Frame, FrameReader, FrameRef, UndoRecord, append_frame};
+use crate::codec::{
+    CodecError, Frame, FrameHead, FrameReader, FrameRef, KIND_CHANGE, UndoRecord, append_frame,
+};
 use crate::error::{BufferError, TxnSummary};
 use crate::pins::{Pin, PinIndex};
 use crate::policy::ReleasedLedger;
@@ -120,13 +122,16 @@ pub struct StartInfo {
     pub pdb: Option<String>,
 }
 
-/// How far a transaction has been journaled: its first `ops` appends (changes and undo rows),
-/// the last of which is at `scn`/`addr`.
+/// How far a transaction has been journaled: the first `ops` frames (changes and undo rows) of
+/// its spill file, `bytes` long, the last of which is at `scn`/`addr`. A journaled transaction
+/// is always spilled: its file is where the journal reads each chunk from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct JournalMark {
     pub ops: u64,
     pub scn: Scn,
     pub addr: RedoAddr,
+    /// Bytes of the spill file the journal holds (the next chunk starts here).
+    pub bytes: u64,
 }
 
 /// What an undo row did.
@@ -468,6 +473,45 @@ impl<'a> TxnView<'a> {
 
     pub fn summary(&self) -> TxnSummary {
         self.txn.summary()
+    }
+}
+
+/// The frames of a spilled transaction's file from some byte on, read one at a time with their
+/// bytes (for a journal chunk); each frame's CRC32 is checked as it is read.
+pub struct SpilledFrames {
+    key: ConXid,
+    path: PathBuf,
+    from: u64,
+    frames: FrameReader<spill::SpillReader>,
+}
+
+impl fmt::Debug for SpilledFrames {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SpilledFrames")
+            .field("key", &self.key)
+            .field("path", &self.path)
+            .field("offset", &self.offset())
+            .finish_non_exhaustive()
+    }
+}
+
+impl SpilledFrames {
+    /// The file offset of the next frame.
+    pub fn offset(&self) -> u64 {
+        self.from + self.frames.offset()
+    }
+
+    /// The next frame's head, its bytes appended to `out`; `None` at the end of the file. A
+    /// damaged frame is CDC-3002 (the spill file is not what was written).
+    pub fn next_raw(&mut self, out: &mut Vec<u8>) -> Result<Option<FrameHead>, BufferError> {
+        self.frames
+            .next_raw(out)
+            .map_err(|e| BufferError::Corruption {
+                key: self.key,
+                path: self.path.clone(),
+                detail: format!("reading it for the journal: {e}"),
+                source: Some(Box::new(e)),
+            })
     }
 }
 
@@ -899,6 +943,159 @@ impl TransactionBuffer {
         }
     }
 
+    /// Moves a transaction to its spill file so that the journal can read its frames from
+    /// there (a heap transaction is written out whole, its undo rows already applied: that is
+    /// its history so far). Returns whether the transaction is open.
+    pub fn spill_for_journal(&mut self, key: ConXid) -> Result<bool, BufferError> {
+        self.check_usable()?;
+        if !self.transactions.contains_key(&key) {
+            return Ok(false);
+        }
+        self.spill_transaction(key, "to be journaled")?;
+        // the file exists from here on, even before the first frame is written to it
+        let created = match self.transactions.get(&key).map(|t| &t.store) {
+            Some(Store::Spilled(file)) if file.bytes == 0 => Some(file.path.clone()),
+            _ => None,
+        };
+        if let Some(path) = created {
+            self.create_spill_file(path)?;
+        }
+        Ok(true)
+    }
+
+    fn create_spill_file(&mut self, path: PathBuf) -> Result<(), BufferError> {
+        if let Err(source) = spill::create(&path) {
+            let error = BufferError::SpillIo {
+                action: "create",
+                path,
+                source,
+                largest: self.largest(LARGEST_IN_MESSAGES),
+            };
+            return Err(self.poison(error));
+        }
+        Ok(())
+    }
+
+    /// The frames of a spilled transaction's file from byte `from` to its end, for the
+    /// journal; `None` when the transaction is not open or not spilled.
+    pub fn spilled_frames(
+        &mut self,
+        key: ConXid,
+        from: u64,
+    ) -> Result<Option<SpilledFrames>, BufferError> {
+        self.check_usable()?;
+        let Some(Store::Spilled(file)) = self.transactions.get(&key).map(|t| &t.store) else {
+            return Ok(None);
+        };
+        let (id, path, bytes) = (file.id, file.path.clone(), file.bytes);
+        if let Err((action, path, source)) = self.writer.finish_file(id) {
+            let error = BufferError::SpillIo {
+                action,
+                path,
+                source,
+                largest: self.largest(LARGEST_IN_MESSAGES),
+            };
+            return Err(self.poison(error));
+        }
+        let opened = spill::open_for_read(&path).and_then(|(mut reader, len)| {
+            reader.seek(SeekFrom::Start(from.min(len)))?;
+            Ok((reader, len))
+        });
+        let (reader, len) = match opened {
+            Ok(opened) => opened,
+            Err(e) => {
+                let error = BufferError::Corruption {
+                    key,
+                    path,
+                    detail: format!("it cannot be read for the journal: {e}"),
+                    source: Some(Box::new(e)),
+                };
+                return Err(self.poison(error));
+            }
+        };
+        if len != bytes || from > len {
+            let error = BufferError::Corruption {
+                key,
+                path,
+                detail: format!(
+                    "it holds {len} bytes but {bytes} were written (the journal reads from byte \
+                     {from})"
+                ),
+                source: None,
+            };
+            return Err(self.poison(error));
+        }
+        Ok(Some(SpilledFrames {
+            key,
+            path,
+            from,
+            frames: FrameReader::new(reader, len - from),
+        }))
+    }
+
+    /// Opens a transaction rebuilt from the journal at a restart: spilled from the start, with
+    /// no frames yet ([`TransactionBuffer::append_journal_frame`] adds them). Returns whether
+    /// it was new (an open transaction of that key is left as it is).
+    pub fn restore_journaled(
+        &mut self,
+        key: ConXid,
+        start: Option<StartInfo>,
+    ) -> Result<bool, BufferError> {
+        self.check_usable()?;
+        if self.transactions.contains_key(&key) || key.xid.is_zero() {
+            return Ok(false);
+        }
+        self.next_created += 1;
+        let id = self.next_file;
+        self.next_file += 1;
+        let path = self
+            .settings
+            .spill_dir
+            .join(spill::spill_file_name(key, id));
+        self.create_spill_file(path.clone())?;
+        let mut txn = Txn::new(key, self.next_created, self.clock_ms, start);
+        txn.store = Store::Spilled(SpillFile {
+            id,
+            path,
+            bytes: 0,
+            change_frames: 0,
+            undo_frames: 0,
+        });
+        self.spilled_transactions += 1;
+        self.pins.replace(None, txn.resume_pin());
+        self.transactions.insert(key, Box::new(txn));
+        Ok(true)
+    }
+
+    /// Appends one whole frame (header and payload, as the journal holds it) to a transaction
+    /// opened by [`TransactionBuffer::restore_journaled`], within the spill cap.
+    pub fn append_journal_frame(
+        &mut self,
+        key: ConXid,
+        head: FrameHead,
+        frame: &[u8],
+    ) -> Result<(), BufferError> {
+        self.check_usable()?;
+        let Some(txn) = self.transactions.get_mut(&key) else {
+            return Ok(());
+        };
+        let before = txn.resume_pin();
+        txn.note_row(head.scn, head.addr);
+        if head.kind == KIND_CHANGE {
+            txn.events += 1;
+            self.buffered_events += 1;
+            if txn.first_change.is_none() {
+                txn.first_change = Some((head.scn, head.addr));
+            }
+        } else if txn.events > 0 {
+            txn.events -= 1;
+            self.buffered_events -= 1;
+        }
+        let after = txn.resume_pin();
+        self.pins.replace(before, after);
+        self.write_bytes(key, head.kind == KIND_CHANGE, frame)
+    }
+
     /// Every open transaction, in no particular order.
     pub fn open_transactions(&self) -> impl Iterator<Item = TxnView<'_>> {
         self.transactions.values().map(|txn| TxnView { txn })
@@ -1019,14 +1216,14 @@ impl TransactionBuffer {
                 .max_by(|a, b| a.heap_bytes().cmp(&b.heap_bytes()).then(b.key.cmp(&a.key)))
                 .map(|t| t.key);
             let Some(key) = largest else { break };
-            self.spill_transaction(key)?;
+            self.spill_transaction(key, "to keep the heap within cdc.buffer.memory.max.bytes")?;
         }
         Ok(())
     }
 
     /// Moves a heap-resident transaction to a new spill file, freeing its changes one by one
     /// as they are written.
-    fn spill_transaction(&mut self, key: ConXid) -> Result<(), BufferError> {
+    fn spill_transaction(&mut self, key: ConXid, why: &'static str) -> Result<(), BufferError> {
         let id = self.next_file;
         let path = self
             .settings
@@ -1051,7 +1248,7 @@ impl TransactionBuffer {
         };
         tracing::info!(
             xid = %key, heap_bytes = log.bytes, events = log.len,
-            "transaction spilled to disk to keep the heap within cdc.buffer.memory.max.bytes"
+            "transaction spilled to disk {why}"
         );
         self.spilled_transactions += 1;
         self.counters.spills += 1;
@@ -1067,10 +1264,18 @@ impl TransactionBuffer {
     fn write_frame(&mut self, key: ConXid, frame: FrameRef<'_>) -> Result<(), BufferError> {
         let mut scratch = mem::take(&mut self.scratch);
         scratch.clear();
-        let len = append_frame(frame, &mut scratch) as u64;
+        append_frame(frame, &mut scratch);
+        let result = self.write_bytes(key, matches!(frame, FrameRef::Change(_)), &scratch);
+        self.scratch = scratch;
+        result
+    }
+
+    /// Writes one framed change (or undo row) to a spilled transaction's file, within the
+    /// spill cap.
+    fn write_bytes(&mut self, key: ConXid, change: bool, bytes: &[u8]) -> Result<(), BufferError> {
+        let len = bytes.len() as u64;
         let needed = self.spilled_bytes + len;
         if needed > self.settings.spill_max_bytes {
-            self.scratch = scratch;
             let error = BufferError::SpillCapExceeded {
                 needed,
                 cap: self.settings.spill_max_bytes,
@@ -1080,19 +1285,19 @@ impl TransactionBuffer {
         }
         let result = match self.transactions.get_mut(&key).map(|t| &mut t.store) {
             Some(Store::Spilled(file)) => {
-                let written = self.writer.write(file.id, &file.path, &scratch);
+                let written = self.writer.write(file.id, &file.path, bytes);
                 if written.is_ok() {
                     file.bytes += len;
-                    match frame {
-                        FrameRef::Change(_) => file.change_frames += 1,
-                        FrameRef::Undo(_) => file.undo_frames += 1,
+                    if change {
+                        file.change_frames += 1;
+                    } else {
+                        file.undo_frames += 1;
                     }
                 }
                 written
             }
             _ => Ok(()),
         };
-        self.scratch = scratch;
         match result {
             Ok(()) => {
                 self.spilled_bytes += len;

@@ -1,9 +1,9 @@
-//! The frame format of spill files (and, later, of transaction journal payloads): a buffered
+//! The frame format of spill files and of transaction journal payloads: a buffered
 //! change or undo row as a self-checking run of bytes.
 //!
 //! Pure: this module encodes into `Vec<u8>` and decodes from any [`Read`]; it opens no file.
-//! The spill module writes its output to disk, and the Kafka journal will carry the same frames
-//! in its chunks, so the encoding is versioned by the payload's kind byte and pinned by the
+//! The spill module writes its output to disk, and the journal (`cdc-journal`) carries the same
+//! frames in its chunks, so the encoding is versioned by the payload's kind byte and pinned by the
 //! golden file `tests/golden/frames_v1.bin`.
 //!
 //! ```text
@@ -193,6 +193,31 @@ pub fn decode_payload(payload: &[u8]) -> Result<Frame, PayloadError> {
     Ok(frame)
 }
 
+/// What every payload begins with: its kind, and the SCN and redo address of its row. The
+/// journal reads this much of each frame to place it, and copies the frame's bytes whole.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FrameHead {
+    /// [`KIND_CHANGE`] or [`KIND_UNDO`].
+    pub kind: u8,
+    pub scn: Scn,
+    pub addr: RedoAddr,
+}
+
+/// The head of a payload (without its header), the rest unread.
+pub fn payload_head(payload: &[u8]) -> Result<FrameHead, PayloadError> {
+    let mut r = Cursor {
+        bytes: payload,
+        at: 0,
+    };
+    let kind = r.u8()?;
+    if kind != KIND_CHANGE && kind != KIND_UNDO {
+        return Err(r.error_before(1, "unknown payload kind"));
+    }
+    let scn = Scn(r.var_u64()?);
+    let addr = r.addr()?;
+    Ok(FrameHead { kind, scn, addr })
+}
+
 /// Decodes a whole run of frames held in memory.
 pub fn decode_frames(bytes: &[u8]) -> Result<Vec<Frame>, CodecError> {
     let mut reader = FrameReader::new(bytes, bytes.len() as u64);
@@ -236,6 +261,40 @@ impl<R: Read> FrameReader<R> {
 
     /// The next frame; `None` exactly at the end of the `len` bytes.
     pub fn next_frame(&mut self) -> Result<Option<Frame>, CodecError> {
+        let Some((frame_offset, needed)) = self.next_payload()? else {
+            return Ok(None);
+        };
+        let frame = decode_payload(&self.payload).map_err(|e| CodecError::Malformed {
+            frame_offset,
+            at: e.at,
+            reason: e.reason,
+        })?;
+        self.offset = frame_offset + needed;
+        Ok(Some(frame))
+    }
+
+    /// The next frame's head, its whole bytes (header and payload) appended to `out`, its
+    /// CRC32 checked; `None` exactly at the end. The rest of the payload is not decoded.
+    pub fn next_raw(&mut self, out: &mut Vec<u8>) -> Result<Option<FrameHead>, CodecError> {
+        let Some((frame_offset, needed)) = self.next_payload()? else {
+            return Ok(None);
+        };
+        let head = payload_head(&self.payload).map_err(|e| CodecError::Malformed {
+            frame_offset,
+            at: e.at,
+            reason: e.reason,
+        })?;
+        let len = self.payload.len() as u32;
+        out.extend_from_slice(&len.to_le_bytes());
+        out.extend_from_slice(&crc32fast::hash(&self.payload).to_le_bytes());
+        out.extend_from_slice(&self.payload);
+        self.offset = frame_offset + needed;
+        Ok(Some(head))
+    }
+
+    /// Reads the next payload into `self.payload` and checks its CRC32: the frame's offset
+    /// and whole length, or `None` at the end.
+    fn next_payload(&mut self) -> Result<Option<(u64, u64)>, CodecError> {
         let frame_offset = self.offset;
         let available = self.len - self.offset;
         if available == 0 {
@@ -271,13 +330,7 @@ impl<R: Read> FrameReader<R> {
                 computed,
             });
         }
-        let frame = decode_payload(&self.payload).map_err(|e| CodecError::Malformed {
-            frame_offset,
-            at: e.at,
-            reason: e.reason,
-        })?;
-        self.offset = frame_offset + needed;
-        Ok(Some(frame))
+        Ok(Some((frame_offset, needed)))
     }
 
     fn read_exact_at(

@@ -32,9 +32,9 @@ pub mod spill;
 
 pub use buffer::{
     BufferMetrics, BufferSettings, CommitHolds, CommitSummary, CommittedChanges, JournalMark,
-    SessionId, StartInfo, TransactionBuffer, TxnView, UndoOutcome,
+    SessionId, SpilledFrames, StartInfo, TransactionBuffer, TxnView, UndoOutcome,
 };
-pub use codec::{Frame, UndoRecord};
+pub use codec::{Frame, FrameHead, UndoRecord};
 pub use error::{BufferError, TxnSummary};
 pub use policy::{
     AgeDiscard, AgeSettings, DatabaseSnapshot, DiscardedTransactionDlq, OrphanCheck,

@@ -138,6 +138,11 @@ fn advise_will_need(file: &File, offset: u64, len: u64) {
 #[cfg(not(target_os = "linux"))]
 fn advise_will_need(_file: &File, _offset: u64, _len: u64) {}
 
+/// Creates an empty spill file (or empties one of the same name).
+pub(crate) fn create(path: &Path) -> io::Result<()> {
+    File::create(path).map(drop)
+}
+
 /// Removes a spill file; one that is already gone counts as removed.
 pub(crate) fn remove(path: &Path) -> io::Result<()> {
     match fs::remove_file(path) {

@@ -177,6 +177,7 @@ fn views_give_the_engine_what_the_resume_rule_and_journal_need() {
         ops: 3,
         scn: Scn(1010),
         addr: addr(10),
+        bytes: 0,
     };
     assert!(b.mark_journaled(k, mark));
     assert_eq!(

@@ -1,0 +1,1 @@
+//! The journal topic on Kafka (placeholder while it is written).

@@ -1,0 +1,303 @@
+//! The start-time rebuild: the journal topic read back, the open transactions it holds put
+//! back into the buffer before mining resumes, and the tombstones for what it should no longer
+//! hold.
+//!
+//! ```text
+//!  JournalStore::read_all ── key, value (converter) ──► last value per key (tombstones remove)
+//!      payloads wait in an unnamed file in the spill directory; only their metadata is held
+//!  per transaction, its live chunks:
+//!      generation > the position's (never acknowledged) ─────────────────► tombstoned
+//!      chunk numbers not 0..=n, or a chunk unreadable or damaged ─────────► CDC-4002
+//!      last journaled row before the mining start (it ended) ─────────────► tombstoned
+//!      otherwise rebuilt: frames before the mining start and before the first frame of any
+//!      later chunk (a later chunk written after a restart holds those rows again) into the
+//!      transaction's spill file; it holds the resume point at the mining start
+//! ```
+//!
+//! A first start (no position) uses no journal: every live chunk is tombstoned, and the open
+//! transactions are mined whole.
+
+use std::collections::BTreeMap;
+use std::io::{Read, Seek, SeekFrom, Write};
+use std::path::Path;
+
+use cdc_buffer::{JournalMark, StartInfo, TransactionBuffer};
+use cdc_core::{CdcCode, CdcError, ConXid, RedoAddr};
+use cdc_offset::rules::JournalRule;
+
+use crate::format::{ChunkMeta, JournalConverter, JournalKey, JournalRecord, read_payload};
+use crate::store::JournalStore;
+use crate::writer::{ChunkId, JournalWriter};
+
+/// What the rebuild did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Rebuilt {
+    /// Transactions put back into the buffer, with the frames each kept.
+    pub transactions: Vec<(ConXid, u64)>,
+    /// Frames used, and frames at or after the mining start (mined again).
+    pub frames_kept: u64,
+    pub frames_dropped: u64,
+    /// Records read from the topic.
+    pub records_read: u64,
+    /// Tombstones to send before the first record of the task: chunks never acknowledged,
+    /// and chunks of transactions that ended.
+    pub tombstones: Vec<JournalRecord>,
+}
+
+fn corrupt(message: String) -> CdcError {
+    CdcError::new(CdcCode::JournalCorruption, message)
+}
+
+/// A live chunk: its metadata and where its payload waits, or why it could not be read.
+struct Loaded {
+    value: Result<(ChunkMeta, u64, usize), String>,
+}
+
+/// Reads the journal back and rebuilds the open transactions of `server` into `buffer`,
+/// registering them with `writer`. `rule` is the restart's ([`JournalRule`]); `None` for a
+/// first start. The payloads wait in `load_dir` (the spill directory) while the topic is read.
+pub fn rebuild(
+    store: &mut dyn JournalStore,
+    converter: JournalConverter,
+    server: &str,
+    rule: Option<&JournalRule>,
+    mining_start: RedoAddr,
+    buffer: &mut TransactionBuffer,
+    writer: &mut JournalWriter,
+    load_dir: &Path,
+) -> Result<Rebuilt, CdcError> {
+    let mut load = tempfile::tempfile_in(load_dir).map_err(|e| {
+        CdcError::new(
+            CdcCode::BufferExhausted,
+            format!(
+                "cannot create a file in {} to read the transaction journal back: {e}",
+                load_dir.display()
+            ),
+        )
+    })?;
+    let mut load_len = 0u64;
+    let mut live: BTreeMap<JournalKey, Loaded> = BTreeMap::new();
+    let mut unreadable_keys: BTreeMap<Vec<u8>, (i64, String)> = BTreeMap::new();
+    let mut report = Rebuilt::default();
+    store.read_all(&mut |record| {
+        report.records_read += 1;
+        let Some(key_bytes) = record.key else {
+            return Err(corrupt(format!(
+                "the journal record at offset {} has no key",
+                record.offset
+            )));
+        };
+        let key = match converter.key(key_bytes) {
+            Ok(key) => key,
+            Err(e) => {
+                // unreadable: a problem only if it is still live at the end
+                match record.value {
+                    Some(_) => {
+                        unreadable_keys.insert(key_bytes.to_vec(), (record.offset, e.to_string()))
+                    }
+                    None => unreadable_keys.remove(key_bytes),
+                };
+                return Ok(());
+            }
+        };
+        if key.server != server {
+            return Ok(());
+        }
+        let Some(value) = record.value else {
+            live.remove(&key);
+            return Ok(());
+        };
+        let loaded = match converter.chunk(value) {
+            Ok(chunk) => {
+                load.write_all(&chunk.payload).map_err(|e| {
+                    CdcError::new(
+                        CdcCode::BufferExhausted,
+                        format!(
+                            "writing the journal's chunks to {}: {e}",
+                            load_dir.display()
+                        ),
+                    )
+                })?;
+                let at = load_len;
+                load_len += chunk.payload.len() as u64;
+                Loaded {
+                    value: Ok((chunk.meta, at, chunk.payload.len())),
+                }
+            }
+            Err(e) => Loaded {
+                value: Err(format!("at offset {}: {e}", record.offset)),
+            },
+        };
+        live.insert(key, loaded);
+        Ok(())
+    })?;
+    if let Some((offset, error)) = unreadable_keys.values().next() {
+        return Err(corrupt(format!(
+            "the key of the journal record at offset {offset} cannot be read: {error}"
+        )));
+    }
+    let mut by_tx: BTreeMap<ConXid, Vec<(JournalKey, Loaded)>> = BTreeMap::new();
+    for (key, loaded) in live {
+        by_tx.entry(key.tx).or_default().push((key, loaded));
+    }
+    let mut payload = Vec::new();
+    for (tx, chunks) in by_tx {
+        let Some(rule) = rule else {
+            report.tombstones.extend(
+                chunks
+                    .into_iter()
+                    .map(|(key, _)| JournalRecord::tombstone(key)),
+            );
+            continue;
+        };
+        let (kept, newer): (Vec<_>, Vec<_>) = chunks
+            .into_iter()
+            .partition(|(key, _)| rule.keeps_chunk(key.generation));
+        report.tombstones.extend(
+            newer
+                .into_iter()
+                .map(|(key, _)| JournalRecord::tombstone(key)),
+        );
+        // by number; of two under one number (written again after a restart), the newer
+        let mut numbered: BTreeMap<u32, (JournalKey, Loaded)> = BTreeMap::new();
+        for (key, loaded) in kept {
+            match numbered.get(&key.chunk) {
+                Some((held, _)) if held.generation > key.generation => {
+                    report.tombstones.push(JournalRecord::tombstone(key));
+                }
+                _ => {
+                    if let Some((old, _)) = numbered.insert(key.chunk, (key, loaded)) {
+                        report.tombstones.push(JournalRecord::tombstone(old));
+                    }
+                }
+            }
+        }
+        if numbered.is_empty() {
+            continue;
+        }
+        let mut metas = Vec::with_capacity(numbered.len());
+        for (expected, (number, (key, loaded))) in numbered.into_iter().enumerate() {
+            if number as usize != expected {
+                return Err(corrupt(format!(
+                    "chunk {expected} of transaction {tx} is missing from the journal (the next \
+                     one found is chunk {number})"
+                )));
+            }
+            match loaded.value {
+                Ok(value) => metas.push((key, value)),
+                Err(e) => {
+                    return Err(corrupt(format!(
+                        "chunk {number} (generation {}) of transaction {tx} cannot be read {e}",
+                        key.generation
+                    )));
+                }
+            }
+        }
+        let Some((_, (last_meta, _, _))) = metas.last() else {
+            continue;
+        };
+        if !rule.rebuilds(last_meta.last.addr) {
+            // it ended before the mining start: its tombstones were not acknowledged
+            report.tombstones.extend(
+                metas
+                    .into_iter()
+                    .map(|(key, _)| JournalRecord::tombstone(key)),
+            );
+            continue;
+        }
+        // a frame is used when it is before the mining start and before every later chunk
+        let mut cutoffs = vec![mining_start; metas.len()];
+        let mut floor = mining_start;
+        for (i, (_, (meta, _, _))) in metas.iter().enumerate().rev() {
+            cutoffs[i] = floor;
+            floor = floor.min(meta.first.addr);
+        }
+        let first = &metas[0].1.0;
+        let start = first.start_scn.map(|scn| StartInfo {
+            scn,
+            addr: first.start_addr,
+            username: first.username.clone(),
+            session: None,
+            client_id: first.client_id.clone(),
+            pdb: None,
+        });
+        buffer
+            .restore_journaled(tx, start)
+            .map_err(CdcError::from)?;
+        let mut kept_frames = 0u64;
+        for ((key, (meta, at, len)), cutoff) in metas.iter().zip(&cutoffs) {
+            payload.clear();
+            payload.resize(*len, 0);
+            load.seek(SeekFrom::Start(*at))
+                .and_then(|_| load.read_exact(&mut payload))
+                .map_err(|e| {
+                    CdcError::new(
+                        CdcCode::BufferExhausted,
+                        format!(
+                            "reading the journal's chunks back from {}: {e}",
+                            load_dir.display()
+                        ),
+                    )
+                })?;
+            let (mut events, mut undos) = (0u64, 0u64);
+            let mut failed: Option<CdcError> = None;
+            let read = read_payload(&payload, |head, frame| {
+                if head.kind == cdc_buffer::codec::KIND_CHANGE {
+                    events += 1;
+                } else {
+                    undos += 1;
+                }
+                if rule.keeps_frame(head.addr) && head.addr < *cutoff {
+                    kept_frames += 1;
+                    if let Err(e) = buffer.append_journal_frame(tx, head, frame) {
+                        failed = Some(e.into());
+                    }
+                } else {
+                    report.frames_dropped += 1;
+                }
+                Ok(())
+            });
+            if let Some(e) = failed {
+                return Err(e);
+            }
+            let damaged = |why: String| {
+                corrupt(format!(
+                    "chunk {} (generation {}) of transaction {tx} is damaged: {why}",
+                    key.chunk, key.generation
+                ))
+            };
+            read.map_err(|e| damaged(e.to_string()))?;
+            if (events, undos) != (meta.events, meta.undos) {
+                return Err(damaged(format!(
+                    "it holds {events} changes and {undos} undo rows but says {} and {}",
+                    meta.events, meta.undos
+                )));
+            }
+        }
+        let hold = rule.rebuilt_hold();
+        let bytes = buffer.transaction(tx).map_or(0, |t| t.disk_bytes());
+        buffer.mark_journaled(
+            tx,
+            JournalMark {
+                ops: kept_frames,
+                scn: hold.scn,
+                addr: hold.addr,
+                bytes,
+            },
+        );
+        writer.restored(
+            tx,
+            metas
+                .iter()
+                .map(|(key, _)| ChunkId {
+                    number: key.chunk,
+                    generation: key.generation,
+                })
+                .collect(),
+        );
+        report.frames_kept += kept_frames;
+        report.transactions.push((tx, kept_frames));
+    }
+    writer.count_tombstones(report.tombstones.len() as u64);
+    Ok(report)
+}

@@ -1,0 +1,1 @@
+//! The contract every journal store passes (placeholder while it is written).

@@ -1,0 +1,1 @@
+//! The journal's record format, pinned (placeholder while it is written).

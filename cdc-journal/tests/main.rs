@@ -1,0 +1,3 @@
+//! The one integration-test binary of cdc-journal.
+mod contract;
+mod golden;
