@@ -294,7 +294,21 @@ impl<S: RedoSource> CaptureEngine<S> {
                 self.read.remines = 0;
                 let rows = read.rows.len() as u64;
                 let cut = read.cut;
+                // the log the next window may start at: the window's last, or the one after
+                // it once it is complete
+                let next_log = read
+                    .extent
+                    .as_ref()
+                    .and_then(|e| e.logs.iter().max_by_key(|l| l.sequence))
+                    .map(|l| l.sequence + u32::from(!l.is_current()));
                 let records = self.apply(read, sink)?;
+                // A step that was not cut returned every row of its window after the cursor,
+                // so its complete logs hold nothing more. Without this a run of logs with no
+                // row for the query (an idle database switching logs on a timer) as long as
+                // the window would hold the cursor in the log of its last row for ever.
+                if !cut && let Some(seq) = next_log {
+                    self.read.cursor.log_seq = self.read.cursor.log_seq.max(seq);
+                }
                 self.read.window.on_step(Duration::from_millis(
                     self.clock.now_ms().saturating_sub(started),
                 ));
