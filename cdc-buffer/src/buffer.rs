@@ -1164,11 +1164,21 @@ impl TransactionBuffer {
         self.resolve_unknown_sqn(key, row)
     }
 
-    /// [`Self::resolve`] for XIDSQN 0xFFFFFFFF (rare): kept out of line.
-    #[inline(never)]
-    fn resolve_unknown_sqn(&mut self, key: ConXid, row: &'static str) -> Option<ConXid> {
-        let found = self
-            .transactions
+    /// The open transaction a row of `key` belongs to, as [`Self::resolve`] finds it, without
+    /// counting anything: for a caller that needs the key before the row is applied (the
+    /// journal's tombstones of a ROLLBACK with XIDSQN 0xFFFFFFFF).
+    pub fn resolved(&self, key: ConXid) -> Option<ConXid> {
+        if key.xid.is_zero() {
+            return None;
+        }
+        if !key.xid.has_unknown_sqn() {
+            return self.transactions.contains_key(&key).then_some(key);
+        }
+        self.newest_in_slot(key)
+    }
+
+    fn newest_in_slot(&self, key: ConXid) -> Option<ConXid> {
+        self.transactions
             .values()
             .filter(|t| {
                 t.key.con == key.con
@@ -1177,7 +1187,13 @@ impl TransactionBuffer {
                     && !t.key.xid.has_unknown_sqn()
             })
             .max_by_key(|t| t.created)
-            .map(|t| t.key);
+            .map(|t| t.key)
+    }
+
+    /// [`Self::resolve`] for XIDSQN 0xFFFFFFFF (rare): kept out of line.
+    #[inline(never)]
+    fn resolve_unknown_sqn(&mut self, key: ConXid, row: &'static str) -> Option<ConXid> {
+        let found = self.newest_in_slot(key);
         if found.is_none() {
             self.counters.unresolved_rows += 1;
             // normal: LogMiner shows such rows for transactions whose start it did not see

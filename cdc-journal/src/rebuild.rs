@@ -7,7 +7,8 @@
 //!      payloads wait in an unnamed file in the spill directory; only their metadata is held
 //!  per transaction, its live chunks:
 //!      generation > the position's (never acknowledged) ─────────────────► tombstoned
-//!      chunk numbers not 0..=n, or a chunk unreadable or damaged ─────────► CDC-4002
+//!      lowest chunks tombstoned already (the transaction ended) ──────────► tombstoned
+//!      chunk numbers not n..=m without a gap, a chunk unreadable or damaged ► CDC-4002
 //!      last journaled row before the mining start (it ended) ─────────────► tombstoned
 //!      otherwise rebuilt: frames before the mining start and before the first frame of any
 //!      later chunk (a later chunk written after a restart holds those rows again) into the
@@ -42,6 +43,10 @@ pub struct Rebuilt {
     /// Tombstones to send before the first record of the task: chunks never acknowledged,
     /// and chunks of transactions that ended.
     pub tombstones: Vec<JournalRecord>,
+    /// Transactions whose lowest chunks were already tombstoned: they ended (their commit
+    /// was acknowledged), so a COMMIT of one that still publishes a change means chunks were
+    /// lost, which the engine stops for (CDC-4002).
+    pub ended: Vec<ConXid>,
 }
 
 fn corrupt(message: String) -> CdcError {
@@ -173,6 +178,20 @@ pub fn rebuild(
             }
         }
         if numbered.is_empty() {
+            continue;
+        }
+        // Tombstones go out lowest chunk first, and only once the transaction's commit (or
+        // rollback) is acknowledged: chunks missing from the bottom are the rest of an ended
+        // transaction's tombstones, which this start sends again. (Should it have been
+        // open after all, its COMMIT stops the task: `ended` below.)
+        let lowest = numbered.keys().next().copied().unwrap_or(0);
+        if lowest > 0 {
+            report.ended.push(tx);
+            report.tombstones.extend(
+                numbered
+                    .into_values()
+                    .map(|(key, _)| JournalRecord::tombstone(key)),
+            );
             continue;
         }
         let mut metas = Vec::with_capacity(numbered.len());

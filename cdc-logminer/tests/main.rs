@@ -11,6 +11,7 @@ mod decode_internal;
 mod decode_parallel;
 mod decode_shapes;
 mod engine_faults;
+mod engine_journal;
 mod engine_lag;
 mod engine_policies;
 mod engine_restart;

@@ -201,12 +201,17 @@ impl<S: RedoSource> CaptureEngine<S> {
                 if self.commit.first_start.is_some() {
                     self.commit.start_scns.remove(&key);
                 }
+                // the key it rolls back (XIDSQN 0xFFFFFFFF names the open one in its slot)
+                let resolved = self.buffer.resolved(key);
                 if self.buffer.rollback(key)? {
                     self.metrics.rolled_back_transactions += 1;
                 }
                 // its undecodable rows were never changes of the database
                 let _ = self.held.failures.take(key);
-                Ok(0)
+                match resolved {
+                    Some(resolved) => self.journal_ended(resolved, sink),
+                    None => Ok(0),
+                }
             }
             Operation::Commit => {
                 if self.commit.first_start.is_some() {

@@ -84,6 +84,12 @@ impl<S: RedoSource> CaptureEngine<S> {
             .map(|(scn, addr)| RedoMark::new(addr, scn))
             .unwrap_or(mined_to);
         let event_count = stream.event_count();
+        if let Some(journal) = self.journal.as_mut()
+            && let Err(e) = journal.check_ended(stream.key(), decision, event_count)
+        {
+            drop(stream);
+            return Err(e.into());
+        }
         // what each record of this commit names as the last commit, with its own event_index
         let this_commit = LastCommit {
             scn: row.scn,
@@ -140,13 +146,14 @@ impl<S: RedoSource> CaptureEngine<S> {
             }
             // drain so a spilled file is read to its end and checked, then deleted
             while stream.next_change()?.is_some() {}
+            let resolved = stream.key();
             stream.finish()?;
             if side > 0 {
                 self.end_first_start();
                 self.commit.skip = self.commit.position.skip_rule();
                 self.commit.last_record_ms = self.clock.now_ms();
             }
-            return Ok(side);
+            return Ok(side + self.journal_ended(resolved, sink)?);
         }
         let mut emitted = 0;
         let first_scn = stream.first_scn();
@@ -206,13 +213,15 @@ impl<S: RedoSource> CaptureEngine<S> {
             sink.accept(record)?;
             emitted += 1;
         }
+        let resolved = stream.key();
         stream.finish()?;
         self.end_first_start();
         self.commit.skip = self.commit.position.skip_rule();
         self.metrics.transactions_committed += 1;
         self.metrics.records += emitted;
         self.commit.last_record_ms = self.clock.now_ms();
-        Ok(side + emitted)
+        let tombstones = self.journal_ended(resolved, sink)?;
+        Ok(side + emitted + tombstones)
     }
 
     /// The resume candidate between transactions.

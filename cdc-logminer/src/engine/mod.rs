@@ -11,7 +11,10 @@
 //!  apply in redo order ─► TransactionBuffer (begin/append/undo/rollback/commit)
 //!      │ COMMIT: SkipRule (restart), FirstStart (first start), released ledger (CDC-7001)
 //!      ▼
-//!  EngineRecord { kind: change | heartbeat | ops | dlq, position } ─► RecordSink (bounded)
+//!  step end: long transactions journaled (journal.rs, cdc-journal), chunks as records
+//!      ▼
+//!  EngineRecord { kind: change | heartbeat | ops | dlq | schema | journal, position }
+//!      ─► RecordSink (bounded)
 //! ```
 //!
 //! The engine is a library: it knows nothing of Kafka. It runs on one thread that owns the
@@ -28,6 +31,7 @@ mod commit;
 mod dictionary;
 mod failures;
 mod inventory;
+mod journal;
 mod lag;
 mod policies;
 mod published;
@@ -42,6 +46,7 @@ mod window;
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use dictionary::SCHEMA_DDL_MARGIN_S;
 pub use inventory::{LogPlan, plan_logs};
+pub use journal::JournalSetup;
 pub use lag::BuildSchedule;
 pub use published::{PublishedSchemas, PublishedVersion, SameLayout, first_valid_at};
 pub use read::source_stop;
@@ -78,6 +83,7 @@ use cdc_offset::{DbIdentity, LastCommit, Position, ResumePoint, SkipDecision, Sk
 use self::commit::*;
 use self::dictionary::*;
 use self::failures::{AtCommit, HeldFailure, HeldFailures};
+use self::journal::{JournalStart, JournalState};
 use self::lag::{LagState, StepExtent};
 use self::read::*;
 use self::start::*;
@@ -130,6 +136,9 @@ pub struct CaptureEngine<S: RedoSource> {
     lag: LagState,
     /// Policies (`policies.rs`): orphaned transactions.
     orphans: OrphanDetector,
+    /// The journal (`journal.rs`), once attached, and what its rebuild needs of the start.
+    journal: Option<JournalState>,
+    journal_start: JournalStart,
 }
 
 /// Where the next step reads from, how many logs it takes, and the session's recovery state.
@@ -329,6 +338,7 @@ impl<S: RedoSource> CaptureEngine<S> {
         self.metrics.last_step_ms = self.clock.now_ms().saturating_sub(started);
         report.records += self.emit_pending(sink)?;
         report.records += self.run_policies(sink)?;
+        report.records += self.write_journal(sink)?;
         if let Some(interval) = self.settings.heartbeat_interval
             && self
                 .clock

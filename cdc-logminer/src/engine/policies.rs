@@ -31,7 +31,7 @@ impl<S: RedoSource> CaptureEngine<S> {
             self.metrics.transactions_discarded += 1;
             self.metrics.ops_events += 1;
             self.metrics.dlq_records += 1;
-            records += 2;
+            records += 2 + self.journal_ended(discard.key, sink)?;
         }
         if self.orphans.is_due(now) {
             let snapshot = match self.database_snapshot() {
@@ -59,7 +59,7 @@ impl<S: RedoSource> CaptureEngine<S> {
                 self.emit_between(sink, RecordKind::Ops(release.ops_event))?;
                 self.metrics.orphans_released += 1;
                 self.metrics.ops_events += 1;
-                records += 1;
+                records += 1 + self.journal_ended(release.key, sink)?;
             }
         }
         Ok(records)

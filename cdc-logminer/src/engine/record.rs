@@ -89,6 +89,8 @@ pub enum RecordKind {
     Ops(OpsEvent),
     Dlq(DlqRecord),
     Schema(SchemaChange),
+    /// A chunk of a journaled transaction, or a tombstone of one, for the journal topic.
+    Journal(cdc_journal::JournalRecord),
 }
 
 /// A record and the position a restart may use once it is acknowledged.

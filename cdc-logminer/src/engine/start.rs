@@ -169,16 +169,20 @@ impl<S: RedoSource> CaptureEngine<S> {
         let now = clock.now_ms();
         let restarting = position.is_some();
         let held_failures = HeldFailures::with_max(settings.held_failures_max);
-        let position = match position {
+        let (position, stored) = match position {
             Some(stored) => {
                 stored.check_identity(identity).map_err(CdcError::from)?;
-                let mut position = stored;
+                let mut position = stored.clone();
                 position.journal_generation = position.journal_generation.saturating_add(1);
-                position
+                (position, Some(stored))
             }
-            None => first_start_position(&mut source, &settings, identity)?,
+            None => (
+                first_start_position(&mut source, &settings, identity)?,
+                None,
+            ),
         };
         let cursor = initial_cursor(&mut source, &settings, &position)?;
+        let journal_start = JournalStart::new(stored.as_ref(), &cursor);
         // the released ledger survives restarts in the offset; the buffer checks every COMMIT
         // against it (CDC-7001)
         *buffer.ledger_mut() = position.released_xids.clone();
@@ -225,6 +229,8 @@ impl<S: RedoSource> CaptureEngine<S> {
             side: SideRecords::default(),
             lag: LagState::new(settings.dictionary_builds, utc_offset_minutes, writable),
             orphans: OrphanDetector::new(settings.orphan, now),
+            journal: None,
+            journal_start,
             source,
             settings,
             clock,
