@@ -1,7 +1,8 @@
-//! The one place Kafka clients are configured: [`client_config`] (bootstrap servers, the
-//! `cdc.kafka.*` properties, the log level), and [`KafkaClients`], which builds the record
-//! producer and the admin client from a connector configuration. `clippy.toml` forbids
-//! `ClientConfig::new` anywhere else.
+//! [`KafkaClients`], which builds the record producer and the admin client from a connector
+//! configuration. Every client starts from [`client_config`] (bootstrap servers, the
+//! `cdc.kafka.*` properties, the log level), which lives in `cdc_journal::kafka`, the lowest
+//! crate that opens a Kafka client, and is re-exported here so the crate's callers name it as
+//! `crate::kafka::client_config`. `clippy.toml` forbids `ClientConfig::new` anywhere else.
 
 use std::collections::HashSet;
 use std::fmt;
@@ -17,23 +18,11 @@ use rdkafka::producer::ThreadedProducer;
 
 use crate::kafka::{AckContext, KafkaFailure, RecordProducer, TopicAdmin};
 use crate::worker::acks::AckTracker;
-use rdkafka::config::RDKafkaLogLevel;
+
+pub use cdc_journal::kafka::client_config;
 
 /// How long one admin or transaction call may take.
 pub const CALL_TIMEOUT: Duration = Duration::from_secs(30);
-
-/// A client configuration for `bootstrap` with `client_props` (`cdc.kafka.*`: security and the
-/// like) and librdkafka's log level at warnings. Every Kafka client of the crate starts here.
-#[allow(clippy::disallowed_methods)] // the one place a ClientConfig is made
-pub fn client_config(bootstrap: &str, client_props: &[(String, String)]) -> ClientConfig {
-    let mut config = ClientConfig::new();
-    config.set("bootstrap.servers", bootstrap);
-    config.set_log_level(RDKafkaLogLevel::Warning);
-    for (key, value) in client_props {
-        config.set(key, value);
-    }
-    config
-}
 
 /// Where the worker's clients connect, and with which properties.
 #[derive(Clone)]

@@ -1,5 +1,6 @@
-//! Kafka I/O: every client the connector opens, built in one place ([`client_config`]), and the
-//! one error type of the worker's clients ([`KafkaFailure`]).
+//! Kafka I/O: every client the connector opens, built in one place ([`client_config`], defined
+//! in `cdc_journal::kafka` and re-exported here), and the one error type of the worker's clients
+//! ([`KafkaFailure`]).
 //!
 //! ```text
 //!  client     KafkaClients::from_config ─► producer() / admin(); client_config for the rest
