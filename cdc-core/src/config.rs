@@ -31,9 +31,10 @@ mod values;
 use std::fmt;
 
 pub use choices::{
-    CaptureMode, DecimalMode, DecodeErrorAction, ExactlyOnceSupport, KeyMissing, LobMode,
-    LobOversizeAction, MaxAgeAction, MiningMode, NameAdjustment, OrphanAction, OutputFormat,
-    SimOpenMode, SimRole, SnapshotMode, SourceKind, TemporalMode, TransactionBoundary,
+    CaptureMode, DecimalMode, DecodeErrorAction, ExactlyOnceSupport, JournalConverterKind,
+    KeyMissing, LobMode, LobOversizeAction, MaxAgeAction, MiningMode, NameAdjustment, OrphanAction,
+    OutputFormat, SimOpenMode, SimRole, SnapshotMode, SourceKind, TemporalMode,
+    TransactionBoundary,
 };
 pub use error::{ConfigError, ConfigErrors, ConfigWarning, ParseError, Problem, WarningKind};
 pub use keys::{

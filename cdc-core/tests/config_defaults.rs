@@ -400,7 +400,10 @@ fn a_minimal_file_gets_every_default() {
     assert_eq!(config.journal.threshold, Duration::from_secs(300));
     assert_eq!(config.journal.threshold_events, 100_000);
     assert_eq!(config.journal.chunk_max_bytes, 512 << 10);
-    assert_eq!(config.journal.converter, "TolerantJsonConverter");
+    assert_eq!(
+        config.journal.converter,
+        cdc_core::config::JournalConverterKind::Tolerant
+    );
 
     assert_eq!(config.transaction.max_age, None);
     assert_eq!(config.transaction.max_age_action, MaxAgeAction::Fail);

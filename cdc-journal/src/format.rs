@@ -122,23 +122,19 @@ pub enum JournalConverter {
 }
 
 impl JournalConverter {
-    /// The converter named by `cdc.journal.converter` with its `cdc.journal.converter.*`
-    /// properties; `None` for a converter the connector cannot read with (only the JSON ones
-    /// exist here).
-    pub fn named(class: &str, props: &[(String, String)]) -> Option<JournalConverter> {
-        let schemas_enable = props
-            .iter()
-            .find(|(k, _)| k == "schemas.enable")
-            .map(|(_, v)| !v.trim().eq_ignore_ascii_case("false"))
-            .unwrap_or(true);
-        match class {
-            "TolerantJsonConverter" | "io.oso.cdc.TolerantJsonConverter" => {
-                Some(JournalConverter::Tolerant)
-            }
-            "org.apache.kafka.connect.json.JsonConverter" | "JsonConverter" => {
-                Some(JournalConverter::Json { schemas_enable })
-            }
-            _ => None,
+    /// The converter `cdc.journal.converter` names, with its `cdc.journal.converter.*`
+    /// properties (`schemas.enable`, true unless `false`, as Kafka Connect reads it).
+    pub fn from_config(config: &cdc_core::config::CdcConfig) -> JournalConverter {
+        use cdc_core::config::JournalConverterKind;
+        match config.journal.converter {
+            JournalConverterKind::Tolerant => JournalConverter::Tolerant,
+            JournalConverterKind::Json => JournalConverter::Json {
+                schemas_enable: config
+                    .journal
+                    .converter_properties
+                    .get("schemas.enable")
+                    .is_none_or(|v| !v.expose().trim().eq_ignore_ascii_case("false")),
+            },
         }
     }
 

@@ -31,6 +31,6 @@ pub mod kafka;
 pub use format::{
     Chunk, ChunkMeta, FormatError, JournalConverter, JournalKey, JournalRecord, PayloadBuilder,
 };
-pub use rebuild::{Rebuilt, rebuild};
+pub use rebuild::{RebuildFrom, Rebuilt, rebuild};
 pub use store::{EncodedRecord, JournalStore, MemoryJournal, StoredRecord, live_keys};
 pub use writer::{ChunkId, JournalMetrics, JournalSettings, JournalWriter};

@@ -58,19 +58,33 @@ struct Loaded {
     value: Result<(ChunkMeta, u64, usize), String>,
 }
 
-/// Reads the journal back and rebuilds the open transactions of `server` into `buffer`,
-/// registering them with `writer`. `rule` is the restart's ([`JournalRule`]); `None` for a
-/// first start. The payloads wait in `load_dir` (the spill directory) while the topic is read.
+/// What a rebuild reads and for whom: the restart's rule ([`JournalRule`], `None` for a first
+/// start) and the first address it mines, the connector's `server`, how the journal is read.
+#[derive(Debug, Clone, Copy)]
+pub struct RebuildFrom<'a> {
+    pub server: &'a str,
+    pub converter: JournalConverter,
+    pub rule: Option<&'a JournalRule>,
+    pub mining_start: RedoAddr,
+    /// Where the payloads wait while the topic is read (the spill directory).
+    pub load_dir: &'a Path,
+}
+
+/// Reads the journal back and rebuilds the open transactions of `from.server` into `buffer`,
+/// registering them with `writer`.
 pub fn rebuild(
     store: &mut dyn JournalStore,
-    converter: JournalConverter,
-    server: &str,
-    rule: Option<&JournalRule>,
-    mining_start: RedoAddr,
+    from: RebuildFrom<'_>,
     buffer: &mut TransactionBuffer,
     writer: &mut JournalWriter,
-    load_dir: &Path,
 ) -> Result<Rebuilt, CdcError> {
+    let RebuildFrom {
+        server,
+        converter,
+        rule,
+        mining_start,
+        load_dir,
+    } = from;
     let mut load = tempfile::tempfile_in(load_dir).map_err(|e| {
         CdcError::new(
             CdcCode::BufferExhausted,

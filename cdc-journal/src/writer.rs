@@ -42,6 +42,17 @@ pub struct JournalSettings {
 }
 
 impl JournalSettings {
+    /// What a validated configuration sets: the `cdc.txjournal.*` keys, `cdc.topic.prefix`.
+    pub fn from_config(config: &cdc_core::config::CdcConfig) -> JournalSettings {
+        JournalSettings {
+            server: config.topics.prefix.clone(),
+            threshold_ms: u64::try_from(config.journal.threshold.as_millis()).unwrap_or(u64::MAX),
+            threshold_events: config.journal.threshold_events,
+            chunk_max_bytes: config.journal.chunk_max_bytes,
+            thread: 1,
+        }
+    }
+
     /// The defaults of the configuration: 5 minutes, 100 000 changes, 512 KiB.
     pub fn new(server: impl Into<String>) -> JournalSettings {
         JournalSettings {

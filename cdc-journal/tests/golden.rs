@@ -138,25 +138,43 @@ fn converters_read_what_they_should_and_refuse_the_rest() {
     })
     .unwrap();
     assert_eq!((count, kinds), (2, vec![1, 2]));
-    // named converters
+    // the configuration's converters
+    let config = |pairs: &[(&str, &str)]| {
+        let mut config = cdc_core::config::Config::from_pairs([
+            ("name", "journal-test"),
+            ("cdc.source", "sim"),
+            ("cdc.topic.prefix", "shop"),
+            ("cdc.tables.include", ".*"),
+        ]);
+        for (k, v) in pairs {
+            config.set(*k, *v);
+        }
+        JournalConverter::from_config(&config.validate().unwrap())
+    };
+    assert_eq!(config(&[]), JournalConverter::Tolerant);
+    let json = "org.apache.kafka.connect.json.JsonConverter";
+    assert_eq!(config(&[("cdc.journal.converter", json)]), enveloped);
     assert_eq!(
-        JournalConverter::named("TolerantJsonConverter", &[]),
-        Some(JournalConverter::Tolerant)
+        config(&[
+            ("cdc.journal.converter", json),
+            ("cdc.journal.converter.schemas.enable", "false")
+        ]),
+        plain
     );
-    assert_eq!(
-        JournalConverter::named(
-            "org.apache.kafka.connect.json.JsonConverter",
-            &[("schemas.enable".into(), "false".into())]
+    let mut refused = cdc_core::config::Config::from_pairs([
+        ("name", "journal-test"),
+        ("cdc.source", "sim"),
+        ("cdc.tables.include", ".*"),
+        (
+            "cdc.journal.converter",
+            "io.confluent.connect.avro.AvroConverter",
         ),
-        Some(plain)
-    );
-    assert_eq!(
-        JournalConverter::named("org.apache.kafka.connect.json.JsonConverter", &[]),
-        Some(enveloped)
-    );
-    assert_eq!(
-        JournalConverter::named("io.confluent.connect.avro.AvroConverter", &[]),
-        None
+    ]);
+    refused.set("cdc.topic.prefix", "shop");
+    let errors = refused.validate().unwrap_err().to_string();
+    assert!(
+        errors.contains("cdc.journal.converter") && errors.contains("TolerantJsonConverter"),
+        "{errors}"
     );
 }
 

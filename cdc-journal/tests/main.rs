@@ -1,3 +1,4 @@
 //! The one integration-test binary of cdc-journal.
 mod contract;
 mod golden;
+mod writer;

@@ -123,7 +123,7 @@ fn live_after(
 
 /// Whether the journal of a restart after record `k` is written with the schema envelope.
 fn envelope(k: usize) -> bool {
-    k % 3 == 0
+    k.is_multiple_of(3)
 }
 
 fn chunks_in(records: &[EngineRecord]) -> usize {
@@ -384,18 +384,6 @@ fn holding_log(db: &SimDatabase, scn: Scn) -> u32 {
         .filter(|l| l.first_scn <= scn && scn < l.next_scn)
         .map(|l| l.sequence)
         .min()
-        .unwrap()
-}
-
-fn oldest_seq(db: &SimDatabase) -> u32 {
-    inventory(db).iter().map(|l| l.sequence).min().unwrap()
-}
-
-fn first_scn_of_log(db: &SimDatabase, seq: u32) -> Scn {
-    inventory(db)
-        .iter()
-        .find(|l| l.sequence == seq)
-        .map(|l| l.first_scn)
         .unwrap()
 }
 

@@ -140,6 +140,21 @@ pub const SERIES: &[Series] = &[
         "Mining steps mined again with a redo dictionary for rows older than a DDL",
         |s| s.engine.lag_replays,
     ),
+    gauge_of(
+        "journaled_transactions",
+        "Open transactions journaled to the journal topic",
+        |s| gauge(s.engine.journaled_transactions),
+    ),
+    counter(
+        "journal_chunks",
+        "Chunks of journaled transactions sent to the journal topic",
+        |s| s.engine.journal_chunks,
+    ),
+    counter(
+        "journal_tombstones",
+        "Tombstones sent to the journal topic for chunks of transactions that ended",
+        |s| s.engine.journal_tombstones,
+    ),
     counter(
         "dlq_records",
         "Records written to the dead letter topic",

@@ -256,6 +256,25 @@ impl RecordBuilder {
                 out.push(tombstone);
                 Ok(())
             }
+            RecordKind::Journal(journal) => {
+                // the journal's own JSON forms (cdc-journal), under the worker's converters'
+                // schemas.enable like every other record
+                out.push(KafkaRecord {
+                    topic: Arc::from(self.settings.side_topics.txjournal.as_str()),
+                    key: Some(cdc_journal::format::key_json(
+                        &journal.key,
+                        self.settings.key_schemas,
+                    )),
+                    value: journal
+                        .chunk
+                        .as_ref()
+                        .map(|c| cdc_journal::format::chunk_json(c, self.settings.value_schemas)),
+                    headers: Vec::new(),
+                    position: Arc::clone(&position),
+                    commits_offset: true,
+                });
+                Ok(())
+            }
             _ => Err(BridgeError::UnknownRecordKind),
         }
     }

@@ -219,6 +219,11 @@ impl Delivery {
             // the record builder refuses a kind it has no format for
             _ => (Sent::Side, false),
         };
+        if self.mode == DeliveryMode::AtLeastOnce
+            && matches!(&record.kind, RecordKind::Journal(j) if j.chunk.is_none())
+        {
+            self.wait_for_offsets()?;
+        }
         let context = RecordContext {
             now_ms: i64::try_from(now).unwrap_or(i64::MAX),
             split,
@@ -409,6 +414,18 @@ impl Delivery {
     /// Waits until fewer than `window` engine records were sent past the last offset written,
     /// handing the acknowledged position to the offsets thread meanwhile.
     fn wait_for_window(&mut self) -> Result<(), TaskError> {
+        self.wait_written_within(self.window)
+    }
+
+    /// Under at-least-once, a journal tombstone goes out only once the offset of every record
+    /// before it is written. A restart from an older offset mines the ended transaction
+    /// again, and needs its chunks: a tombstone acknowledged ahead of that offset would have
+    /// taken them away (`docs/decisions.md`, D28).
+    fn wait_for_offsets(&mut self) -> Result<(), TaskError> {
+        self.wait_written_within(1)
+    }
+
+    fn wait_written_within(&mut self, window: u64) -> Result<(), TaskError> {
         loop {
             // armed before the look: an acknowledgement after it rings the wait below
             self.acks.arm();
@@ -420,7 +437,7 @@ impl Delivery {
             // Nothing goes past the task's first record (the start heartbeat at a first start)
             // until its offset is written: a crash then always leaves an offset that says how
             // far the task may have sent.
-            let window = if written == 0 { 1 } else { self.window };
+            let window = if written == 0 { 1 } else { window };
             if registered.saturating_sub(written) < window {
                 self.acks.disarm();
                 return Ok(());

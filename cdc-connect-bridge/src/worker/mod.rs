@@ -32,7 +32,7 @@ use cdc_buffer::BufferMetrics;
 use cdc_core::config::{CdcConfig, TransactionBoundary};
 use cdc_core::{CdcCode, CdcError, Scn};
 use cdc_logminer::engine::{
-    CaptureEngine, EngineMetrics, EngineSettings, SystemClock, source_stop,
+    CaptureEngine, EngineMetrics, EngineSettings, JournalSetup, SystemClock, source_stop,
 };
 use cdc_logminer::source::{RedoSource, SourceSetupError};
 use parking_lot::Mutex;
@@ -355,8 +355,27 @@ pub fn run_task(
         return Ok(());
     }
     let source = cdc_logminer::source::from_config(config, stored.as_ref().map(|s| &s.position))?;
+    // the journal topic, read back before mining resumes; written through the record stream
+    let journal = JournalSetup {
+        store: Box::new(cdc_journal::kafka::KafkaJournal::new(
+            &clients.bootstrap,
+            clients.props(),
+            &config.topics.txjournal,
+        )?),
+        converter: cdc_journal::JournalConverter::from_config(config),
+        settings: cdc_journal::JournalSettings::from_config(config),
+    };
     run_with_source(
-        config, source, stored, stats, signals, producer, store, admin, mode,
+        config,
+        source,
+        stored,
+        stats,
+        signals,
+        producer,
+        store,
+        admin,
+        mode,
+        Some(journal),
     )
 }
 
@@ -371,6 +390,7 @@ fn run_with_source<S: RedoSource + Send + 'static>(
     store: Arc<KafkaOffsetStore>,
     admin: Option<crate::kafka::TopicAdmin>,
     mode: DeliveryMode,
+    journal: Option<JournalSetup>,
 ) -> Result<(), TaskError> {
     // typed as the engine types it when it opens
     let database = source.identity().map_err(source_stop)?.name;
@@ -386,8 +406,12 @@ fn run_with_source<S: RedoSource + Send + 'static>(
     let mut settings = EngineSettings::from_config(config);
     settings.published = schemas.published(&record_settings);
     let position = stored.as_ref().map(|s| s.position.clone());
-    let engine = CaptureEngine::open(source, settings, position, Box::new(SystemClock::default()))
-        .map_err(TaskError::from)?;
+    let mut engine =
+        CaptureEngine::open(source, settings, position, Box::new(SystemClock::default()))
+            .map_err(TaskError::from)?;
+    if let Some(journal) = journal {
+        engine.attach_journal(journal).map_err(TaskError::from)?;
+    }
     let mut builder = RecordBuilder::new(record_settings.as_ref().clone());
     builder.seed_schema_history(schemas.pruned(engine.position().resume.scn));
 

@@ -35,7 +35,9 @@ pub(crate) fn record_bytes(record: &EngineRecord) -> usize {
     let own = std::mem::size_of::<EngineRecord>();
     let held = match &record.kind {
         RecordKind::Change(change) => cdc_buffer::change_heap_bytes(&change.event),
-        // side records are small and rare: a map of a few strings, a layout shared by Arc
+        // a chunk holds its payload, up to cdc.txjournal.chunk.max.bytes and one frame
+        RecordKind::Journal(journal) => journal.payload_bytes() as u64 + 256,
+        // other side records are small and rare: a map of a few strings, a layout shared by Arc
         _ => 256,
     };
     own.saturating_add(usize::try_from(held).unwrap_or(usize::MAX))

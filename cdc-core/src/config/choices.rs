@@ -46,6 +46,18 @@ macro_rules! choice {
 }
 
 choice! {
+    /// `cdc.journal.converter`: how the journal topic is read back at task start. Only the
+    /// JSON forms exist: the connector writes its journal as JSON itself.
+    JournalConverterKind {
+        /// JSON with or without the schema envelope.
+        Tolerant = "TolerantJsonConverter",
+        /// Kafka Connect's JsonConverter: `cdc.journal.converter.schemas.enable` (default
+        /// true) says whether the envelope is required or refused.
+        Json = "org.apache.kafka.connect.json.JsonConverter",
+    }
+}
+
+choice! {
     /// `cdc.source`: where redo comes from.
     SourceKind {
         /// A real Oracle database through LogMiner.

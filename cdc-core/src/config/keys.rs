@@ -4,9 +4,10 @@
 //! from [`KEYS`], so a key documented is a key accepted and the other way round.
 
 use super::choices::{
-    CaptureMode, DecimalMode, DecodeErrorAction, ExactlyOnceSupport, KeyMissing, LobMode,
-    LobOversizeAction, MaxAgeAction, MiningMode, NameAdjustment, OrphanAction, OutputFormat,
-    SimOpenMode, SimRole, SnapshotMode, SourceKind, TemporalMode, TransactionBoundary,
+    CaptureMode, DecimalMode, DecodeErrorAction, ExactlyOnceSupport, JournalConverterKind,
+    KeyMissing, LobMode, LobOversizeAction, MaxAgeAction, MiningMode, NameAdjustment, OrphanAction,
+    OutputFormat, SimOpenMode, SimRole, SnapshotMode, SourceKind, TemporalMode,
+    TransactionBoundary,
 };
 
 /// The documentation section a key belongs to; also the order of the generated document.
@@ -520,8 +521,10 @@ const GOLDEN_PAYLOAD: &str = "cdc-connect-bridge/tests/golden.rs::insert_every_t
 const GOLDEN_MODES: &str =
     "cdc-connect-bridge/tests/golden.rs::insert_every_type_string_and_iso_modes";
 
-const JOURNAL: &str =
-    "the transaction journal is not built yet: long transactions stay in the buffer";
+const JOURNAL_THRESHOLDS: &str =
+    "cdc-journal/tests/writer.rs::the_journal_keys_set_when_and_how_transactions_are_journaled";
+const JOURNAL_CONVERTERS: &str =
+    "cdc-journal/tests/golden.rs::converters_read_what_they_should_and_refuse_the_rest";
 const DICTIONARY: &str = "builds on a primary while capturing a standby are not built yet: a \
      standby is replayed only from builds already in its redo";
 const SNAPSHOTS: &str = "snapshots and signals are not built yet: no table is read whole";
@@ -733,21 +736,21 @@ pub static KEYS: &[KeySpec] = &[
         "Cap of spill files on disk; exceeding it stops with CDC-4001.")
         .shown_by(&[ENGINE_SETTINGS, "cdc-buffer/tests/buffer.rs::the_spill_cap_stops_with_4001_naming_the_ten_largest"]),
     KeySpec::new("cdc.txjournal.threshold.ms", G::Buffer, ms(1000), Value("300000"),
-        "A transaction open this long is journaled.")
-        .reserved(JOURNAL),
+        "A transaction open this long is journaled (needs Kafka: without a journal a long transaction holds the resume position at its first change).")
+        .shown_by(&[JOURNAL_THRESHOLDS]),
     KeySpec::new("cdc.txjournal.threshold.events", G::Buffer, int(1, MAX_LONG), Value("100000"),
-        "A transaction with this many changes is journaled.")
-        .reserved(JOURNAL),
+        "A transaction holding more changes than this is journaled.")
+        .shown_by(&[JOURNAL_THRESHOLDS]),
     KeySpec::new("cdc.txjournal.chunk.max.bytes", G::Buffer,
         K::Bytes { min: 16_384, max: 8_388_608 }, Value("524288"),
-        "Target size of a journal chunk.")
-        .reserved(JOURNAL),
-    KeySpec::new("cdc.journal.converter", G::Buffer, K::ClassName, Value("TolerantJsonConverter"),
-        "Converter reading the journal back; the default reads JSON with or without the schema envelope.")
-        .reserved(JOURNAL),
+        "A journal chunk ends once its payload reaches this (about 4/3 of it as JSON: keep it within the topic's and the producer's message size).")
+        .shown_by(&[JOURNAL_THRESHOLDS]),
+    KeySpec::new("cdc.journal.converter", G::Buffer, K::Choice(JournalConverterKind::ALLOWED), Value("TolerantJsonConverter"),
+        "How the journal is read back at start: JSON with or without the schema envelope, or Kafka Connect's JsonConverter with `cdc.journal.converter.schemas.enable`.")
+        .shown_by(&[JOURNAL_CONVERTERS]),
     KeySpec::new("cdc.journal.converter.", G::Buffer, K::Text, Unset,
-        "Properties of the journal converter, passed with the prefix removed.").prefix("*")
-        .reserved(JOURNAL),
+        "Properties of the journal converter, prefix removed (`schemas.enable` for the JsonConverter).").prefix("*")
+        .shown_by(&[JOURNAL_CONVERTERS]),
     // Long and orphaned transactions
     KeySpec::new("cdc.transaction.max.age.ms", G::Transactions,
         K::DurationMsOrMinusOne { min: 1000, minus_one: "unlimited" }, Value("-1"),
@@ -848,7 +851,7 @@ pub static KEYS: &[KeySpec] = &[
         "Heartbeats.")
         .shown_by(&[RECORD_KEYS, SIDE_TOPICS]),
     KeySpec::new("cdc.txjournal.topic", G::Topics, K::TopicName, Value("${prefix}.cdc.txjournal"),
-        "Transaction journal (compacted); the topic is created at start, but nothing is journaled yet.")
+        "Transaction journal (compacted): chunks of long transactions, tombstoned when they end.")
         .shown_by(&[SIDE_TOPICS]),
     KeySpec::new("cdc.transactions.topic.enabled", G::Topics, K::Boolean, Value("false"),
         "Create the transactions topic (never written yet).")

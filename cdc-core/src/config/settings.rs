@@ -7,9 +7,10 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use super::choices::{
-    CaptureMode, DecimalMode, DecodeErrorAction, ExactlyOnceSupport, KeyMissing, LobMode,
-    LobOversizeAction, MaxAgeAction, MiningMode, NameAdjustment, OrphanAction, OutputFormat,
-    SimOpenMode, SimRole, SnapshotMode, SourceKind, TemporalMode, TransactionBoundary,
+    CaptureMode, DecimalMode, DecodeErrorAction, ExactlyOnceSupport, JournalConverterKind,
+    KeyMissing, LobMode, LobOversizeAction, MaxAgeAction, MiningMode, NameAdjustment, OrphanAction,
+    OutputFormat, SimOpenMode, SimRole, SnapshotMode, SourceKind, TemporalMode,
+    TransactionBoundary,
 };
 use super::error::ConfigWarning;
 use super::secret::{Properties, Secret};
@@ -304,7 +305,7 @@ pub struct JournalSettings {
     pub threshold: Duration,
     pub threshold_events: u64,
     pub chunk_max_bytes: u64,
-    pub converter: String,
+    pub converter: JournalConverterKind,
     /// `cdc.journal.converter.*`, prefix removed.
     pub converter_properties: Properties,
 }

@@ -12,9 +12,10 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use super::choices::{
-    CaptureMode, DecimalMode, DecodeErrorAction, ExactlyOnceSupport, KeyMissing, LobMode,
-    LobOversizeAction, MaxAgeAction, MiningMode, NameAdjustment, OrphanAction, OutputFormat,
-    SimOpenMode, SimRole, SnapshotMode, SourceKind, TemporalMode, TransactionBoundary,
+    CaptureMode, DecimalMode, DecodeErrorAction, ExactlyOnceSupport, JournalConverterKind,
+    KeyMissing, LobMode, LobOversizeAction, MaxAgeAction, MiningMode, NameAdjustment, OrphanAction,
+    OutputFormat, SimOpenMode, SimRole, SnapshotMode, SourceKind, TemporalMode,
+    TransactionBoundary,
 };
 use super::error::{ConfigError, ConfigErrors, ConfigWarning, Problem, WarningKind};
 use super::keys::{
@@ -939,7 +940,8 @@ impl<'a> Validation<'a> {
                 threshold: self.duration("cdc.txjournal.threshold.ms")?,
                 threshold_events: self.u64("cdc.txjournal.threshold.events")?,
                 chunk_max_bytes: self.u64("cdc.txjournal.chunk.max.bytes")?,
-                converter: self.text("cdc.journal.converter")?,
+                converter: self
+                    .choice("cdc.journal.converter", JournalConverterKind::from_config)?,
                 converter_properties: self.family(CONVERTER_PREFIX, &[]),
             },
             transaction: TransactionSettings {

@@ -117,13 +117,15 @@ impl<S: RedoSource> CaptureEngine<S> {
         let server = writer.settings().server.clone();
         let rebuilt = cdc_journal::rebuild(
             store.as_mut(),
-            converter,
-            &server,
-            self.journal_start.rule.as_ref(),
-            self.journal_start.mining_start,
+            cdc_journal::RebuildFrom {
+                server: &server,
+                converter,
+                rule: self.journal_start.rule.as_ref(),
+                mining_start: self.journal_start.mining_start,
+                load_dir: &load_dir,
+            },
             &mut self.buffer,
             &mut writer,
-            &load_dir,
         )?;
         tracing::info!(
             transactions = rebuilt.transactions.len(),
@@ -174,19 +176,23 @@ impl<S: RedoSource> CaptureEngine<S> {
             records += 1;
         }
         for key in due {
-            loop {
-                let Some(journal) = self.journal.as_mut() else {
-                    break;
-                };
-                let Some((record, mark)) = journal.writer.next_chunk(&mut self.buffer, key)? else {
-                    break;
-                };
+            while let Some((record, mark)) = self.next_chunk(key)? {
                 self.buffer.mark_journaled(key, mark);
                 self.emit_between(sink, RecordKind::Journal(record))?;
                 records += 1;
             }
         }
         Ok(records)
+    }
+
+    fn next_chunk(
+        &mut self,
+        key: ConXid,
+    ) -> Result<Option<(JournalRecord, cdc_buffer::JournalMark)>, BufferError> {
+        match self.journal.as_mut() {
+            Some(journal) => journal.writer.next_chunk(&mut self.buffer, key),
+            None => Ok(None),
+        }
     }
 
     /// A transaction ended: the tombstones of its chunks, when it was journaled.

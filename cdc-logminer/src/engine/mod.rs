@@ -219,6 +219,11 @@ impl<S: RedoSource> CaptureEngine<S> {
     pub fn metrics(&self) -> EngineMetrics {
         let mut m = self.metrics;
         m.window_logs = self.read.window.logs() as u64;
+        if let Some(journal) = self.journal_metrics() {
+            m.journaled_transactions = journal.journaled_transactions;
+            m.journal_chunks = journal.chunks;
+            m.journal_tombstones = journal.tombstones;
+        }
         m
     }
 
@@ -292,6 +297,12 @@ impl<S: RedoSource> CaptureEngine<S> {
     pub fn step(&mut self, sink: &mut dyn RecordSink) -> Result<StepReport, EngineError> {
         if !self.started {
             self.started = true;
+            if self.journal.is_none() {
+                tracing::warn!(
+                    "no transaction journal (it needs Kafka): a long transaction holds the resume \
+                     position at its first change until it ends"
+                );
+            }
             self.emit_heartbeat(sink, HeartbeatReason::Start)?;
             self.emit_pending(sink)?;
         }

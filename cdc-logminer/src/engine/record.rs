@@ -182,6 +182,11 @@ pub struct EngineMetrics {
     pub decode_failures: u64,
     /// Steps mined again with a redo dictionary for rows older than a DDL (the lag case).
     pub lag_replays: u64,
+    /// Gauge: open transactions that are journaled.
+    pub journaled_transactions: u64,
+    /// Journal chunks and tombstones sent.
+    pub journal_chunks: u64,
+    pub journal_tombstones: u64,
     pub window_logs: u64,
     pub last_step_ms: u64,
     pub mined_to_scn: u64,
