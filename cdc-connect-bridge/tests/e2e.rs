@@ -394,7 +394,8 @@ fn crash_at_least_once_loses_nothing_and_repeats_only_what_was_not_committed() {
     let Some(broker) = broker() else { return };
     // large enough that 20 runs, each killed shortly after it began delivering, do not
     // exhaust it on a fast machine
-    let setup = Setup::new("alocrash", &broker, 150_000, false);
+    let mut setup = Setup::new("alocrash", &broker, 150_000, false);
+    journal_everything(&mut setup);
     let config_path = setup.write();
     let log = setup.dir.path().join("oracle-cdc.log");
     let expected = expected(&setup.expected());
@@ -534,6 +535,20 @@ fn crash_at_least_once_loses_nothing_and_repeats_only_what_was_not_committed() {
             xids.len()
         );
     }
+    // the journal was written across the kills, and holds nothing once every transaction ended
+    let (chunks, tombstones, live) = journal(&setup);
+    eprintln!(
+        "journal: {chunks} chunks, {tombstones} tombstones, {} live keys",
+        live.len()
+    );
+    assert!(
+        chunks > 0 && tombstones > 0,
+        "{chunks} chunks, {tombstones} tombstones"
+    );
+    assert!(
+        live.is_empty(),
+        "live journal keys after the last run: {live:?}"
+    );
 }
 
 #[test]
@@ -560,7 +575,8 @@ fn crash_exactly_once_loses_nothing_duplicates_nothing_and_never_shows_an_open_t
     }
     // large enough that the runs before the random kill leave most of it (a run that has
     // caught up delivers thousands of records before its pause takes hold)
-    let setup = Setup::new("eoscrash", &broker, 100_000, true);
+    let mut setup = Setup::new("eoscrash", &broker, 100_000, true);
+    journal_everything(&mut setup);
     let config_path = setup.write();
     let log = setup.dir.path().join("oracle-cdc.log");
     let expected = expected(&setup.expected());
@@ -732,6 +748,23 @@ fn crash_exactly_once_loses_nothing_duplicates_nothing_and_never_shows_an_open_t
         aborted.len()
     );
     assert!(open_at_kill >= 1, "no kill found a Kafka transaction open");
+    let (chunks, tombstones, live) = journal(&setup);
+    eprintln!(
+        "journal: {chunks} chunks, {tombstones} tombstones, {} live keys",
+        live.len()
+    );
+    assert!(
+        chunks > 0 && tombstones > 0,
+        "{chunks} chunks, {tombstones} tombstones"
+    );
+    // chunks of the Kafka transaction the last kill left open are live on a broker that shows
+    // aborted records, and when that kill was not followed by a run
+    if hides_aborted && restarted {
+        assert!(
+            live.is_empty(),
+            "live journal keys after the last run: {live:?}"
+        );
+    }
 }
 
 #[test]

@@ -428,6 +428,36 @@ pub fn check_complete(expected: &Expected, records: &[ReadRecord]) -> BTreeMap<I
 
 /// The high watermark of every table partition. A listing of all topics may leave some
 /// out, so the topics ever listed are remembered and each is asked for by name.
+/// The journal topic as it is now, read with the connector's own reader: chunks and
+/// tombstones written, and the keys still live once it is compacted.
+pub fn journal(setup: &Setup) -> (usize, usize, Vec<cdc_journal::JournalKey>) {
+    use cdc_journal::JournalStore as _;
+    let topic = setup.config().topics.txjournal;
+    let mut store = cdc_journal::kafka::KafkaJournal::new(&setup.broker, &[], &topic).unwrap();
+    let (mut chunks, mut tombstones) = (0, 0);
+    store
+        .read_all(&mut |record| {
+            if record.value.is_some() {
+                chunks += 1;
+            } else {
+                tombstones += 1;
+            }
+            Ok(())
+        })
+        .unwrap();
+    let live = cdc_journal::live_keys(&mut store, cdc_journal::JournalConverter::Tolerant).unwrap();
+    (chunks, tombstones, live)
+}
+
+/// Journals every transaction with two changes or more at the end of a step: the kills of a
+/// crash test then land between chunks and their acknowledgements, and between commits and
+/// their tombstones.
+pub fn journal_everything(setup: &mut Setup) {
+    setup.set("cdc.txjournal.threshold.events", "1");
+    setup.set("cdc.txjournal.threshold.ms", "1000");
+    setup.set("cdc.txjournal.chunk.max.bytes", "16384");
+}
+
 pub fn watermarks(setup: &Setup) -> HashMap<(String, i32), i64> {
     use rdkafka::ClientConfig;
     use rdkafka::consumer::{BaseConsumer, Consumer};
