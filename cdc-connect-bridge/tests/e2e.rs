@@ -748,18 +748,18 @@ fn crash_exactly_once_loses_nothing_duplicates_nothing_and_never_shows_an_open_t
         aborted.len()
     );
     assert!(open_at_kill >= 1, "no kill found a Kafka transaction open");
-    let (chunks, tombstones, live) = journal(&setup);
-    eprintln!(
-        "journal: {chunks} chunks, {tombstones} tombstones, {} live keys",
-        live.len()
-    );
+    // the journal was written across the kills (counted with the records of open Kafka
+    // transactions: on a broker that does not end them, a read_committed reader stops at the
+    // first one the last kill left open)
+    let (chunks, tombstones) = journal_written(&setup);
+    eprintln!("journal: {chunks} chunks, {tombstones} tombstones written");
     assert!(
         chunks > 0 && tombstones > 0,
         "{chunks} chunks, {tombstones} tombstones"
     );
-    // chunks of the Kafka transaction the last kill left open are live on a broker that shows
-    // aborted records, and when that kill was not followed by a run
+    // after a last run, a compacted journal holds nothing: every transaction ended
     if hides_aborted && restarted {
+        let (_, _, live) = journal(&setup);
         assert!(
             live.is_empty(),
             "live journal keys after the last run: {live:?}"

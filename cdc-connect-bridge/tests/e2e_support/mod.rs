@@ -428,8 +428,8 @@ pub fn check_complete(expected: &Expected, records: &[ReadRecord]) -> BTreeMap<I
 
 /// The high watermark of every table partition. A listing of all topics may leave some
 /// out, so the topics ever listed are remembered and each is asked for by name.
-/// The journal topic as it is now, read with the connector's own reader: chunks and
-/// tombstones written, and the keys still live once it is compacted.
+/// The journal topic as it is now, read with the connector's own reader (read_committed):
+/// chunks and tombstones written, and the keys still live once it is compacted.
 pub fn journal(setup: &Setup) -> (usize, usize, Vec<cdc_journal::JournalKey>) {
     use cdc_journal::JournalStore as _;
     let topic = setup.config().topics.txjournal;
@@ -447,6 +447,44 @@ pub fn journal(setup: &Setup) -> (usize, usize, Vec<cdc_journal::JournalKey>) {
         .unwrap();
     let live = cdc_journal::live_keys(&mut store, cdc_journal::JournalConverter::Tolerant).unwrap();
     (chunks, tombstones, live)
+}
+
+/// Chunks and tombstones in the journal topic, records of open and aborted Kafka transactions
+/// included (read_uncommitted, to its end).
+pub fn journal_written(setup: &Setup) -> (usize, usize) {
+    use rdkafka::consumer::{BaseConsumer, Consumer};
+    use rdkafka::message::Message;
+    use rdkafka::{ClientConfig, Offset, TopicPartitionList};
+    let topic = setup.config().topics.txjournal;
+    let consumer: BaseConsumer = ClientConfig::new()
+        .set("bootstrap.servers", &setup.broker)
+        .set("group.id", "oracle-cdc-test-journal")
+        .set("enable.auto.commit", "false")
+        .set("isolation.level", "read_uncommitted")
+        .create()
+        .unwrap();
+    let (_, end) = consumer
+        .fetch_watermarks(&topic, 0, Duration::from_secs(10))
+        .unwrap();
+    let mut assignment = TopicPartitionList::new();
+    assignment
+        .add_partition_offset(&topic, 0, Offset::Beginning)
+        .unwrap();
+    consumer.assign(&assignment).unwrap();
+    let (mut chunks, mut tombstones) = (0, 0);
+    let started = Instant::now();
+    let mut next = 0;
+    while next < end && started.elapsed() < Duration::from_secs(60) {
+        if let Some(Ok(message)) = consumer.poll(Duration::from_millis(100)) {
+            next = message.offset() + 1;
+            if message.payload().is_some() {
+                chunks += 1;
+            } else {
+                tombstones += 1;
+            }
+        }
+    }
+    (chunks, tombstones)
 }
 
 /// Journals every transaction with two changes or more at the end of a step: the kills of a
