@@ -580,3 +580,81 @@ mod tests {
         assert!(stops_a_read(&fatal));
     }
 }
+
+/// Creates a compacted topic of `partitions` partitions (replication 1) and waits, at most
+/// [`DEFAULT_TIMEOUT`], until the broker's metadata shows all of them: for tools, tests and
+/// benches. The connector creates its journal topic with its other side topics.
+pub fn create_compacted_topic(
+    bootstrap: &str,
+    client_props: &[(String, String)],
+    topic: &str,
+    partitions: i32,
+) -> Result<(), CdcError> {
+    use rdkafka::admin::{AdminClient, AdminOptions, NewTopic, TopicReplication};
+    use rdkafka::client::DefaultClientContext;
+    let secrets: Vec<String> = client_props.iter().map(|(_, v)| v.clone()).collect();
+    let admin: AdminClient<DefaultClientContext> = client_config(bootstrap, client_props)
+        .create()
+        .map_err(|e| failure(topic, "creating an admin client for", e, &secrets))?;
+    let new_topic = NewTopic::new(topic, partitions, TopicReplication::Fixed(1))
+        .set("cleanup.policy", "compact");
+    let options = AdminOptions::new().operation_timeout(Some(DEFAULT_TIMEOUT));
+    let results = block_on(admin.create_topics([&new_topic], &options))
+        .map_err(|e| failure(topic, "creating", e, &secrets))?;
+    for result in results {
+        if let Err((_, code)) = result {
+            return Err(failure(
+                topic,
+                "creating",
+                KafkaError::AdminOp(code),
+                &secrets,
+            ));
+        }
+    }
+    let consumer: BaseConsumer = client_config(bootstrap, client_props)
+        .create()
+        .map_err(|e| failure(topic, "creating a consumer for", e, &secrets))?;
+    let deadline = Instant::now() + DEFAULT_TIMEOUT;
+    loop {
+        let metadata = consumer
+            .fetch_metadata(Some(topic), DEFAULT_TIMEOUT)
+            .map_err(|e| failure(topic, "fetching the metadata of", e, &secrets))?;
+        let shown: usize = metadata
+            .topics()
+            .iter()
+            .filter(|t| t.name() == topic && t.error().is_none())
+            .map(|t| t.partitions().len())
+            .sum();
+        if i32::try_from(shown).is_ok_and(|n| n == partitions) {
+            return Ok(());
+        }
+        if Instant::now() >= deadline {
+            return Err(CdcError::new(
+                CdcCode::TopicUnavailable,
+                format!("topic {topic} did not appear with {partitions} partitions"),
+            ));
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// Drives an admin future: the admin client's background thread completes it.
+fn block_on<F: std::future::Future>(future: F) -> F::Output {
+    use std::sync::Arc;
+    use std::task::{Context, Poll, Wake, Waker};
+    struct ThreadWaker(std::thread::Thread);
+    impl Wake for ThreadWaker {
+        fn wake(self: Arc<Self>) {
+            self.0.unpark();
+        }
+    }
+    let waker = Waker::from(Arc::new(ThreadWaker(std::thread::current())));
+    let mut context = Context::from_waker(&waker);
+    let mut future = std::pin::pin!(future);
+    loop {
+        match future.as_mut().poll(&mut context) {
+            Poll::Ready(output) => return output,
+            Poll::Pending => std::thread::park(),
+        }
+    }
+}

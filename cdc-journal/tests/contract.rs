@@ -9,7 +9,7 @@
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use cdc_buffer::codec::{FrameRef, append_frame};
 use cdc_core::change::{ChangeOp, ColumnValue, RowChange};
@@ -23,8 +23,6 @@ use cdc_journal::{
     MemoryJournal, PayloadBuilder, live_keys,
 };
 use cdc_offset::RedoMark;
-use rdkafka::admin::{AdminClient, AdminOptions, NewTopic, TopicReplication};
-use rdkafka::client::DefaultClientContext;
 use rdkafka::consumer::{BaseConsumer, Consumer};
 use rdkafka::producer::{BaseProducer, BaseRecord, Producer};
 
@@ -352,57 +350,9 @@ fn unique_topic(test: &str) -> String {
     )
 }
 
-/// Creates a compacted topic of `partitions` partitions and waits (bounded) until the broker's
-/// metadata shows all of them.
 fn create_topic(broker: &str, topic: &str, partitions: i32) {
-    let admin: AdminClient<DefaultClientContext> = client_config(broker, &[])
-        .create()
-        .expect("an admin client");
-    let new_topic = NewTopic::new(topic, partitions, TopicReplication::Fixed(1))
-        .set("cleanup.policy", "compact");
-    let options = AdminOptions::new().operation_timeout(Some(Duration::from_secs(30)));
-    let results = block_on(admin.create_topics([&new_topic], &options)).expect("create_topics");
-    for result in results {
-        result.unwrap_or_else(|(topic, code)| panic!("creating {topic}: {code}"));
-    }
-    let consumer: BaseConsumer = client_config(broker, &[]).create().expect("a consumer");
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        let metadata = consumer
-            .fetch_metadata(Some(topic), Duration::from_secs(10))
-            .expect("metadata");
-        let shown = metadata
-            .topics()
-            .iter()
-            .filter(|t| t.name() == topic && t.error().is_none())
-            .map(|t| t.partitions().len())
-            .sum::<usize>();
-        if shown == usize::try_from(partitions).expect("a count") {
-            return;
-        }
-        assert!(Instant::now() < deadline, "{topic} did not appear");
-        std::thread::sleep(Duration::from_millis(100));
-    }
-}
-
-/// Drives an admin future: the admin client's background thread completes it.
-fn block_on<F: std::future::Future>(future: F) -> F::Output {
-    use std::task::{Context, Poll, Wake, Waker};
-    struct ThreadWaker(std::thread::Thread);
-    impl Wake for ThreadWaker {
-        fn wake(self: Arc<Self>) {
-            self.0.unpark();
-        }
-    }
-    let waker = Waker::from(Arc::new(ThreadWaker(std::thread::current())));
-    let mut context = Context::from_waker(&waker);
-    let mut future = std::pin::pin!(future);
-    loop {
-        match future.as_mut().poll(&mut context) {
-            Poll::Ready(output) => return output,
-            Poll::Pending => std::thread::park(),
-        }
-    }
+    cdc_journal::kafka::create_compacted_topic(broker, &[], topic, partitions)
+        .unwrap_or_else(|e| panic!("creating {topic}: {e}"));
 }
 
 /// Stores on topics of the test broker, one new topic per case.

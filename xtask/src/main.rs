@@ -199,6 +199,9 @@ fn bench(names: &[String]) -> Result<(), String> {
     if names.first().map(String::as_str) == Some("e2e") {
         return bench_e2e(&names[1..]);
     }
+    if names.first().map(String::as_str) == Some("journal") {
+        return bench_journal(&names[1..]);
+    }
     // one folder for every bench's results, which the summary reads (criterion would write
     // beside each crate otherwise, as cargo runs a bench in its package's folder)
     let criterion = target_dir().join("criterion");
@@ -222,9 +225,33 @@ fn bench(names: &[String]) -> Result<(), String> {
     Ok(())
 }
 
-/// `cargo x bench e2e`: the `e2e` bench of cdc-connect-bridge (profile `bench`), against the broker the
-/// environment names or a Tansu started for the run.
-fn bench_e2e(args: &[String]) -> Result<(), String> {
+/// `cargo x bench journal`: the `rebuild` bench of cdc-journal (a restart with a million
+/// journaled changes read back from the topic), against the broker the environment names or a
+/// Tansu started for the run.
+fn bench_journal(args: &[String]) -> Result<(), String> {
+    let (bootstrap, _label, _pid, started) = bench_broker()?;
+    print_code_state();
+    let mut cmd = cargo();
+    cmd.args([
+        "bench",
+        "-p",
+        "cdc-journal",
+        "--bench",
+        "rebuild",
+        "--",
+        "--bootstrap",
+        &bootstrap,
+    ])
+    .args(args);
+    let result = run("cargo bench --bench rebuild", cmd);
+    drop(started);
+    result
+}
+
+/// The broker a bench runs against: the one the environment names, or a Tansu started for it
+/// (kept running until the returned handle is dropped).
+#[allow(clippy::type_complexity)]
+fn bench_broker() -> Result<(String, String, Option<u32>, Option<Tansu>), String> {
     let named = ["CDC_TEST_BOOTSTRAP", "CDC_TEST_BROKER"]
         .iter()
         .find_map(|var| {
@@ -233,21 +260,25 @@ fn bench_e2e(args: &[String]) -> Result<(), String> {
                 .filter(|v| !v.is_empty())
                 .map(|v| (*var, v))
         });
-    // kept until the bench ends: dropping it stops the broker
-    let mut started = None;
-    let (bootstrap, label, pid) = match named {
-        Some((var, bootstrap)) => (bootstrap, format!("named by {var}"), None),
+    Ok(match named {
+        Some((var, bootstrap)) => (bootstrap, format!("named by {var}"), None, None),
         None => {
             let broker = Tansu::start()?;
-            let found = (
+            (
                 broker.bootstrap.clone(),
                 broker.label.clone(),
                 Some(broker.child.id()),
-            );
-            started = Some(broker);
-            found
+                Some(broker),
+            )
         }
-    };
+    })
+}
+
+/// `cargo x bench e2e`: the `e2e` bench of cdc-connect-bridge (profile `bench`), against the broker the
+/// environment names or a Tansu started for the run.
+fn bench_e2e(args: &[String]) -> Result<(), String> {
+    // kept until the bench ends: dropping it stops the broker
+    let (bootstrap, label, pid, started) = bench_broker()?;
     print_code_state();
     let mut cmd = cargo();
     cmd.args([
