@@ -15,7 +15,12 @@
 //! Run: `cargo x bench journal` (starts a Tansu), or
 //! `cargo bench -p cdc-journal --bench rebuild -- --bootstrap HOST:PORT`.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::print_stdout
+)]
 
 use std::process::Command;
 use std::time::{Duration, Instant};

@@ -522,65 +522,6 @@ fn millis(duration: Duration) -> String {
     duration.as_millis().clamp(1, i32::MAX as u128).to_string()
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn redact_hides_every_secret_longest_first() {
-        let secrets = vec!["pass".to_owned(), "password1".to_owned()];
-        let message = "auth failed for pass with password1".to_owned();
-        assert_eq!(redact(message, &secrets), "auth failed for *** with ***");
-    }
-
-    #[test]
-    fn a_rejected_property_is_named_without_its_value() {
-        let error = failure(
-            "journal",
-            "testing",
-            KafkaError::ClientConfig(
-                rdkafka::types::RDKafkaConfRes::RD_KAFKA_CONF_INVALID,
-                "Invalid value \"hunter2\"".to_owned(),
-                "sasl.password".to_owned(),
-                "hunter2".to_owned(),
-            ),
-            &["hunter2".to_owned()],
-        );
-        let shown = format!("{error} {error:?}");
-        assert!(!shown.contains("hunter2"), "{shown}");
-        assert!(shown.contains("sasl.password"), "{shown}");
-        assert_eq!(error.code(), CdcCode::KafkaClientSetup);
-    }
-
-    #[test]
-    fn each_kind_of_kafka_error_has_its_code() {
-        use RDKafkaErrorCode as E;
-        let cases = [
-            (E::AllBrokersDown, CdcCode::KafkaUnavailable),
-            (E::OperationTimedOut, CdcCode::KafkaUnavailable),
-            (E::TopicAuthorizationFailed, CdcCode::KafkaAuthorization),
-            (E::GroupAuthorizationFailed, CdcCode::KafkaAuthorization),
-            (E::SaslAuthenticationFailed, CdcCode::KafkaAuthorization),
-            (E::InvalidTimestamp, CdcCode::KafkaUnavailable),
-        ];
-        for (code, expected) in cases {
-            let error = failure("journal", "testing", KafkaError::MetadataFetch(code), &[]);
-            assert_eq!(error.code(), expected, "{code:?}");
-            assert!(error.message().contains("journal topic journal"), "{error}");
-        }
-    }
-
-    #[test]
-    fn a_lost_connection_does_not_stop_a_read_but_a_refusal_does() {
-        let lost = KafkaError::MessageConsumption(RDKafkaErrorCode::BrokerTransportFailure);
-        let refused = KafkaError::MessageConsumption(RDKafkaErrorCode::TopicAuthorizationFailed);
-        let fatal = KafkaError::MessageConsumptionFatal(RDKafkaErrorCode::Fatal);
-        assert!(!stops_a_read(&lost));
-        assert!(stops_a_read(&refused));
-        assert!(stops_a_read(&fatal));
-    }
-}
-
 /// Creates a compacted topic of `partitions` partitions (replication 1) and waits, at most
 /// [`DEFAULT_TIMEOUT`], until the broker's metadata shows all of them: for tools, tests and
 /// benches. The connector creates its journal topic with its other side topics.
@@ -656,5 +597,64 @@ fn block_on<F: std::future::Future>(future: F) -> F::Output {
             Poll::Ready(output) => return output,
             Poll::Pending => std::thread::park(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn redact_hides_every_secret_longest_first() {
+        let secrets = vec!["pass".to_owned(), "password1".to_owned()];
+        let message = "auth failed for pass with password1".to_owned();
+        assert_eq!(redact(message, &secrets), "auth failed for *** with ***");
+    }
+
+    #[test]
+    fn a_rejected_property_is_named_without_its_value() {
+        let error = failure(
+            "journal",
+            "testing",
+            KafkaError::ClientConfig(
+                rdkafka::types::RDKafkaConfRes::RD_KAFKA_CONF_INVALID,
+                "Invalid value \"hunter2\"".to_owned(),
+                "sasl.password".to_owned(),
+                "hunter2".to_owned(),
+            ),
+            &["hunter2".to_owned()],
+        );
+        let shown = format!("{error} {error:?}");
+        assert!(!shown.contains("hunter2"), "{shown}");
+        assert!(shown.contains("sasl.password"), "{shown}");
+        assert_eq!(error.code(), CdcCode::KafkaClientSetup);
+    }
+
+    #[test]
+    fn each_kind_of_kafka_error_has_its_code() {
+        use RDKafkaErrorCode as E;
+        let cases = [
+            (E::AllBrokersDown, CdcCode::KafkaUnavailable),
+            (E::OperationTimedOut, CdcCode::KafkaUnavailable),
+            (E::TopicAuthorizationFailed, CdcCode::KafkaAuthorization),
+            (E::GroupAuthorizationFailed, CdcCode::KafkaAuthorization),
+            (E::SaslAuthenticationFailed, CdcCode::KafkaAuthorization),
+            (E::InvalidTimestamp, CdcCode::KafkaUnavailable),
+        ];
+        for (code, expected) in cases {
+            let error = failure("journal", "testing", KafkaError::MetadataFetch(code), &[]);
+            assert_eq!(error.code(), expected, "{code:?}");
+            assert!(error.message().contains("journal topic journal"), "{error}");
+        }
+    }
+
+    #[test]
+    fn a_lost_connection_does_not_stop_a_read_but_a_refusal_does() {
+        let lost = KafkaError::MessageConsumption(RDKafkaErrorCode::BrokerTransportFailure);
+        let refused = KafkaError::MessageConsumption(RDKafkaErrorCode::TopicAuthorizationFailed);
+        let fatal = KafkaError::MessageConsumptionFatal(RDKafkaErrorCode::Fatal);
+        assert!(!stops_a_read(&lost));
+        assert!(stops_a_read(&refused));
+        assert!(stops_a_read(&fatal));
     }
 }
