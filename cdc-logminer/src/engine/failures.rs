@@ -91,6 +91,11 @@ impl HeldFailures {
         self.count >= self.max
     }
 
+    /// Whether open transaction `key` (a buffer key) holds a row that could not be decoded.
+    pub fn holds(&self, key: ConXid) -> bool {
+        self.count > 0 && self.by_txn.contains_key(&key)
+    }
+
     pub fn hold(&mut self, key: ConXid, failure: HeldFailure) {
         self.by_txn.entry(key).or_default().push(failure);
         self.count += 1;

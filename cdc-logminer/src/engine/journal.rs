@@ -163,10 +163,13 @@ impl<S: RedoSource> CaptureEngine<S> {
         };
         let pending = std::mem::take(&mut journal.pending);
         let now = self.clock.now_ms();
+        // A transaction holding a row that could not be decoded is not journaled past it: the
+        // row is no frame, so a restart must mine it again (its hold stays before it).
+        let failures = &self.held.failures;
         let mut due: Vec<ConXid> = self
             .buffer
             .open_transactions()
-            .filter(|t| journal.writer.wants_chunk(t, now))
+            .filter(|t| !failures.holds(t.key()) && journal.writer.wants_chunk(t, now))
             .map(|t| t.key())
             .collect();
         due.sort_unstable();
