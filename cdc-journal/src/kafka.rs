@@ -487,9 +487,9 @@ fn stops_a_read(error: &KafkaError) -> bool {
         || error.rdkafka_error_code().is_some_and(is_authorization)
 }
 
-/// The codes of who the connector is or what it may do, as the connector's classification of
-/// Kafka errors has them (CDC-9003).
-fn is_authorization(code: RDKafkaErrorCode) -> bool {
+/// The codes of who the connector is or what it may do (CDC-9003): the one list, which the
+/// bridge's classification of Kafka errors uses too.
+pub fn is_authorization(code: RDKafkaErrorCode) -> bool {
     use RDKafkaErrorCode as E;
     matches!(
         code,

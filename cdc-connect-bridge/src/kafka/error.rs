@@ -208,18 +208,8 @@ fn classify_code(code: RDKafkaErrorCode) -> Option<Classified> {
         | E::Fatal => CdcCode::KafkaUnavailable,
         // another producer took the transactional id
         E::ProducerFenced | E::InvalidProducerEpoch | E::Fenced => CdcCode::ProducerFenced,
-        // who the connector is, or what it may do
-        E::TopicAuthorizationFailed
-        | E::GroupAuthorizationFailed
-        | E::ClusterAuthorizationFailed
-        | E::TransactionalIdAuthorizationFailed
-        | E::DelegationTokenAuthorizationFailed
-        | E::SaslAuthenticationFailed
-        | E::IllegalSASLState
-        | E::UnsupportedSASLMechanism
-        | E::UnacceptableCredential
-        | E::Authentication
-        | E::SSL => CdcCode::KafkaAuthorization,
+        // who the connector is, or what it may do: the one list, where the clients are built
+        code if cdc_journal::kafka::is_authorization(code) => CdcCode::KafkaAuthorization,
         // a topic that cannot be made or used
         E::InvalidTopic
         | E::InvalidPartitions
