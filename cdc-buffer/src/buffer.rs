@@ -988,14 +988,8 @@ impl TransactionBuffer {
             return Ok(None);
         };
         let (id, path, bytes) = (file.id, file.path.clone(), file.bytes);
-        if let Err((action, path, source)) = self.writer.finish_file(id) {
-            let error = BufferError::SpillIo {
-                action,
-                path,
-                source,
-                largest: self.largest(LARGEST_IN_MESSAGES),
-            };
-            return Err(self.poison(error));
+        if let Err(failure) = self.writer.finish_file(id) {
+            return Err(self.spill_io(failure));
         }
         let opened = spill::open_for_read(&path).and_then(|(mut reader, len)| {
             reader.seek(SeekFrom::Start(from.min(len)))?;
@@ -1215,6 +1209,18 @@ impl TransactionBuffer {
         }
     }
 
+    /// A failed spill write, open or flush as the stop it is (CDC-4001, naming the largest
+    /// transactions), remembered.
+    fn spill_io(&mut self, (action, path, source): spill::WriteFailure) -> BufferError {
+        let error = BufferError::SpillIo {
+            action,
+            path,
+            source,
+            largest: self.largest(LARGEST_IN_MESSAGES),
+        };
+        self.poison(error)
+    }
+
     /// Remembers the first error that leaves a spill file incomplete or unreadable.
     fn poison(&mut self, error: BufferError) -> BufferError {
         if self.poisoned.is_none() {
@@ -1319,15 +1325,7 @@ impl TransactionBuffer {
                 self.spilled_bytes += len;
                 Ok(())
             }
-            Err((action, path, source)) => {
-                let error = BufferError::SpillIo {
-                    action,
-                    path,
-                    source,
-                    largest: self.largest(LARGEST_IN_MESSAGES),
-                };
-                Err(self.poison(error))
-            }
+            Err(failure) => Err(self.spill_io(failure)),
         }
     }
 
@@ -1354,14 +1352,8 @@ impl TransactionBuffer {
     /// Prepares the read-back of a committed spilled transaction: checks the file is whole,
     /// and when undo rows were written, finds the changes they cancel.
     fn open_spilled(&mut self, key: ConXid, file: SpillFile) -> Result<SpillSource, BufferError> {
-        if let Err((action, path, source)) = self.writer.finish_file(file.id) {
-            let error = BufferError::SpillIo {
-                action,
-                path,
-                source,
-                largest: self.largest(LARGEST_IN_MESSAGES),
-            };
-            return Err(self.poison(error));
+        if let Err(failure) = self.writer.finish_file(file.id) {
+            return Err(self.spill_io(failure));
         }
         let corrupt = |detail: String, source: Option<Box<dyn std::error::Error + Send + Sync>>| {
             BufferError::Corruption {
