@@ -189,3 +189,37 @@ fn unsupported_and_dropped_tables() {
     assert!(all.iter().any(|r| r.operation == Operation::Ddl
         && r.sql_redo.as_deref() == Some(r#"DROP TABLE "APP"."CODES" PURGE"#)));
 }
+
+/// More transactions open at once than the first undo segments have slots: each still gets
+/// an XID of its own (the allocator once looped for ever past 320), and those before the
+/// 321st are allocated as before.
+#[test]
+fn a_thousand_open_transactions_hold_distinct_xids() {
+    use cdc_core::{Decimal, Value};
+    use cdc_logminer::sim::DbOp;
+    let mut s = SimSource::new(SimDatabase::new(SimConfig::default()).unwrap());
+    for n in 0..1000u32 {
+        s.apply(&DbOp::Insert {
+            session: format!("s{n}").into(),
+            table: "APP.CUSTOMERS".into(),
+            row: vec![(
+                "ID".into(),
+                Value::Number(Decimal::try_new(i128::from(n) + 50_000, 0).unwrap()),
+            )],
+            fails: false,
+        })
+        .unwrap();
+    }
+    let open = s.active_transactions().unwrap();
+    assert_eq!(open.len(), 1000);
+    let slots: std::collections::BTreeSet<(u16, u16)> =
+        open.iter().map(|t| (t.xid.usn, t.xid.slot)).collect();
+    assert_eq!(
+        slots.len(),
+        1000,
+        "two open transactions share an undo slot"
+    );
+    // the first 320 keep the ten segments' numbering
+    assert!(open.iter().filter(|t| t.xid.usn <= 10).count() == 320);
+    assert!(open.iter().any(|t| t.xid == Xid::new(1, 0, 600)));
+}

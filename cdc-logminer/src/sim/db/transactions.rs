@@ -48,6 +48,9 @@ pub(super) struct Tx {
     pub(super) start_written: bool,
 }
 
+/// The transaction slots of the undo segments the simulated database starts with.
+const UNDO_SLOTS: u64 = 10 * 32;
+
 impl SimDatabase {
     /// The container's next XID that no open transaction of it holds.
     fn alloc_xid(&mut self, con: usize) -> Xid {
@@ -61,7 +64,8 @@ impl SimDatabase {
         let Some(c) = self.containers.get_mut(con) else {
             return Xid::new(1, 0, 1);
         };
-        loop {
+        // the ten undo segments of 32 slots each that a small database has online
+        for _ in 0..UNDO_SLOTS {
             let n = c.next_xid;
             c.next_xid += 1;
             let xid = Xid::new(1 + (n % 10) as u16, ((n / 10) % 32) as u16, 600 + n / 320);
@@ -69,6 +73,14 @@ impl SimDatabase {
                 return xid;
             }
         }
+        // every slot of them is held: automatic undo brings more segments online, as Oracle
+        // does under many concurrent transactions
+        let n = c.next_xid;
+        let (usn, slot) = (11..=u16::MAX)
+            .flat_map(|usn| (0..32).map(move |slot| (usn, slot)))
+            .find(|pair| !live.contains(pair))
+            .unwrap_or((u16::MAX, 0));
+        Xid::new(usn, slot, 600 + n / 320)
     }
 
     /// Makes sure the session has a transaction; returns whether it was just started.
