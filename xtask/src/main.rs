@@ -225,25 +225,36 @@ fn bench(names: &[String]) -> Result<(), String> {
     Ok(())
 }
 
-/// `cargo x bench journal`: the `rebuild` bench of cdc-journal (a restart with a million
-/// journaled changes read back from the topic), against the broker the environment names or a
-/// Tansu started for the run.
+/// `cargo x bench journal`: a restart with a million journaled changes, from process start to
+/// the first record delivered (cdc-connect-bridge's `journal_restart`, with the binary's
+/// allocator), then the rebuild alone (cdc-journal's `rebuild`), against the broker the
+/// environment names or a Tansu started for the run.
 fn bench_journal(args: &[String]) -> Result<(), String> {
     let (bootstrap, _label, _pid, started) = bench_broker()?;
     print_code_state();
-    let mut cmd = cargo();
-    cmd.args([
-        "bench",
-        "-p",
-        "cdc-journal",
-        "--bench",
-        "rebuild",
-        "--",
-        "--bootstrap",
-        &bootstrap,
-    ])
-    .args(args);
-    let result = run("cargo bench --bench rebuild", cmd);
+    let mut restart = cargo();
+    restart
+        .args([
+            "bench",
+            "-p",
+            "cdc-connect-bridge",
+            "--features",
+            "malloc-override",
+        ])
+        .args([
+            "--bench",
+            "journal_restart",
+            "--",
+            "--bootstrap",
+            &bootstrap,
+        ])
+        .args(args);
+    let mut rebuild = cargo();
+    rebuild
+        .args(["bench", "-p", "cdc-journal", "--bench", "rebuild", "--"])
+        .args(["--bootstrap", &bootstrap]);
+    let result = run("cargo bench --bench journal_restart", restart)
+        .and_then(|()| run("cargo bench --bench rebuild", rebuild));
     drop(started);
     result
 }

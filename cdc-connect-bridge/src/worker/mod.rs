@@ -35,6 +35,7 @@ use cdc_logminer::engine::{
     CaptureEngine, EngineMetrics, EngineSettings, JournalSetup, SystemClock, source_stop,
 };
 use cdc_logminer::source::{RedoSource, SourceSetupError};
+use cdc_offset::Position;
 use parking_lot::Mutex;
 
 use crate::kafka::offsets::{KafkaOffsetStore, OffsetStoreError, StoredOffset};
@@ -296,6 +297,27 @@ pub fn run_task(
     signals: &Arc<TaskSignals>,
     options: TaskOptions,
 ) -> Result<(), TaskError> {
+    run_task_with_source(config, stats, signals, options, |position| {
+        cdc_logminer::source::from_config(config, position)
+    })
+}
+
+/// [`run_task`] with the redo source that `open` makes instead of the one `cdc.source` names:
+/// for a service that embeds the connector over a source of its own. `open` is called once
+/// the stored offset has been read, with its position (`None` on a first start), and before
+/// mining begins; everything else (Kafka, offsets, the journal, delivery) is as `run_task`
+/// does it.
+pub fn run_task_with_source<S, F>(
+    config: &CdcConfig,
+    stats: &Arc<TaskStats>,
+    signals: &Arc<TaskSignals>,
+    options: TaskOptions,
+    open: F,
+) -> Result<(), TaskError>
+where
+    S: RedoSource + Send + 'static,
+    F: FnOnce(Option<&Position>) -> Result<S, SourceSetupError>,
+{
     let clients = KafkaClients::from_config(config)?;
     let mode = delivery_mode(config);
     let acks = Arc::new(Mutex::new(acks::AckTracker::new()));
@@ -354,7 +376,7 @@ pub fn run_task(
     if signals.stopping() {
         return Ok(());
     }
-    let source = cdc_logminer::source::from_config(config, stored.as_ref().map(|s| &s.position))?;
+    let source = open(stored.as_ref().map(|s| &s.position))?;
     // the journal topic, read back before mining resumes; written through the record stream
     let journal = JournalSetup {
         store: Box::new(cdc_journal::kafka::KafkaJournal::new(
