@@ -767,6 +767,96 @@ fn crash_exactly_once_loses_nothing_duplicates_nothing_and_never_shows_an_open_t
     }
 }
 
+/// The two windows of the journal that random kills rarely hit, hit on purpose (the binary's
+/// crash points, `CDC_TEST_CRASH_AT`): the process dies after the broker acknowledged a chunk
+/// and before that counted, and after a commit's last record (and, at least once, its offset)
+/// and before the tombstones of its chunks. Each is hit twice, at different chunks and
+/// commits; a last run then delivers every committed change, and the journal holds no live
+/// key at the end.
+fn targeted_journal_crashes(exactly_once: bool, broker: &str) {
+    let label = if exactly_once { "eos" } else { "alo" };
+    let mut setup = Setup::new(&format!("jcrash{label}"), broker, 6_000, exactly_once);
+    journal_everything(&mut setup);
+    let config_path = setup.write();
+    let log = setup.dir.path().join("oracle-cdc.log");
+    let expected = expected(&setup.expected());
+    for crash_at in [
+        "journal-chunk-acked:3",
+        "journal-commit-tombstones:2",
+        "journal-chunk-acked:40",
+        "journal-commit-tombstones:25",
+    ] {
+        let running =
+            Running::start_with(&config_path, &log, &[], &[("CDC_TEST_CRASH_AT", crash_at)]);
+        let status = running.wait_exit(Duration::from_secs(120));
+        let text = std::fs::read_to_string(&log).unwrap_or_default();
+        let point = crash_at.split(':').next().unwrap();
+        assert!(
+            !status.success() && text.contains(&format!("crashing at {point}")),
+            "{label}: {crash_at} was not reached ({status}); log:\n{text}"
+        );
+        settle(&setup);
+    }
+    let running = Running::start(&config_path, &log);
+    assert!(
+        wait_for(Duration::from_secs(300), || all_arrived(
+            &setup,
+            &expected,
+            exactly_once
+        )),
+        "{label}: not every change arrived after the crashes; log:\n{}",
+        running.log_text()
+    );
+    let status = running.terminate(Duration::from_secs(30));
+    assert!(status.success());
+    let records = read_to_end(&setup, exactly_once);
+    let duplicates = check_complete(&expected, &records);
+    if exactly_once {
+        assert!(duplicates.is_empty(), "duplicated: {duplicates:?}");
+    }
+    let (chunks, tombstones, live) = journal(&setup);
+    eprintln!(
+        "{label}: 4 targeted crashes, {} records ({} identities repeated), journal: {chunks} \
+         chunks, {tombstones} tombstones",
+        records.len(),
+        duplicates.len()
+    );
+    assert!(
+        chunks > 40 && tombstones > 0,
+        "{chunks} chunks, {tombstones} tombstones"
+    );
+    assert!(
+        live.is_empty(),
+        "{label}: live journal keys at the end: {live:?}"
+    );
+}
+
+#[test]
+fn targeted_crashes_in_the_journal_windows_lose_nothing_at_least_once() {
+    let Some(broker) = broker() else { return };
+    targeted_journal_crashes(false, &broker);
+}
+
+#[test]
+fn targeted_crashes_in_the_journal_windows_lose_and_duplicate_nothing_exactly_once() {
+    let Some(tansu) = broker() else { return };
+    // each crash leaves a Kafka transaction open, which the restart's read_committed reads
+    // must not show
+    let broker = match std::env::var("CDC_TEST_BOOTSTRAP") {
+        Ok(bootstrap) if !bootstrap.is_empty() => bootstrap,
+        _ if hides_aborted_records(&tansu) => tansu,
+        _ => {
+            eprintln!(
+                "skipped: {tansu} does not hide aborted records from read_committed readers, \
+                 and every crash here leaves a Kafka transaction open; set CDC_TEST_BOOTSTRAP \
+                 to an Apache Kafka >= 3.6 broker to run it"
+            );
+            return;
+        }
+    };
+    targeted_journal_crashes(true, &broker);
+}
+
 #[test]
 fn exactly_once_splits_large_transactions_and_restarts_inside_them_without_duplicates() {
     let Some(broker) = broker() else { return };

@@ -36,6 +36,9 @@ pub struct AckTracker {
     /// Rung when the acknowledged prefix grows or a delivery fails: the delivery thread may
     /// wait for either.
     bell: Option<Bell>,
+    /// The crash tests' `journal-chunk-acked` point: the record whose acknowledgement aborts
+    /// the process ([`crate::worker::crash`]).
+    crash_on_ack: Option<u64>,
 }
 
 impl AckTracker {
@@ -60,8 +63,16 @@ impl AckTracker {
         self.bell = Some(bell);
     }
 
+    /// Aborts the process when engine record `seq` is acknowledged, before it counts.
+    pub(crate) fn crash_on_ack(&mut self, seq: u64) {
+        self.crash_on_ack = Some(seq);
+    }
+
     /// A Kafka record of engine record `seq` was acknowledged.
     pub fn ack(&mut self, seq: u64) {
+        if self.crash_on_ack == Some(seq) {
+            crate::worker::crash::crash(crate::worker::crash::CrashPoint::JournalChunkAcked);
+        }
         self.acked_records += 1;
         let Some(index) = seq.checked_sub(self.base) else {
             return;

@@ -26,6 +26,7 @@ use parking_lot::{Condvar, Mutex};
 use crate::kafka::offsets::{KafkaOffsetStore, OffsetStoreError, StoredOffset};
 use crate::kafka::{KafkaFailure, RecordProducer, TopicAdmin, TopicCreator};
 use crate::record::builder::{KafkaRecord, RecordBuilder, RecordContext};
+use crate::worker::crash::{self, CrashPoint};
 use crate::worker::eos_boundaries::{CommitReason, Decision, EosBounds, Sent, TransactionPlanner};
 use crate::worker::queue::{AckWaiter, Bell};
 use crate::worker::redelivery::PresentRecords;
@@ -92,6 +93,10 @@ pub struct Delivery {
     out: Vec<KafkaRecord>,
     /// Whether the `startup` ops event was written (before the first engine record).
     started: bool,
+    /// The last record was a commit's last change, or one of the tombstones after it.
+    after_commit: bool,
+    /// The next record sent aborts the process when acknowledged ([`crash`]).
+    crash_next_ack: bool,
     /// At least once: engine records sent past the last offset written, at most
     /// [`ALO_WINDOW_POLLS`] × `cdc.poll.max.records`.
     window: u64,
@@ -173,6 +178,8 @@ impl Delivery {
             shutdown_timeout: config.poll.shutdown_timeout,
             out: Vec::new(),
             started: false,
+            after_commit: false,
+            crash_next_ack: false,
             window,
             present: None,
             acks,
@@ -219,11 +226,21 @@ impl Delivery {
             // the record builder refuses a kind it has no format for
             _ => (Sent::Side, false),
         };
-        if self.mode == DeliveryMode::AtLeastOnce
-            && matches!(&record.kind, RecordKind::Journal(j) if j.chunk.is_none())
-        {
+        let tombstone = matches!(&record.kind, RecordKind::Journal(j) if j.chunk.is_none());
+        if self.mode == DeliveryMode::AtLeastOnce && tombstone {
             self.wait_for_offsets()?;
         }
+        if tombstone && self.after_commit && crash::reached(CrashPoint::JournalCommitTombstones) {
+            crash::crash(CrashPoint::JournalCommitTombstones);
+        }
+        self.crash_next_ack = matches!(&record.kind, RecordKind::Journal(j) if j.chunk.is_some())
+            && crash::reached(CrashPoint::JournalChunkAcked);
+        // a commit's tombstones follow its last record
+        self.after_commit = match &record.kind {
+            RecordKind::Change(change) => change.is_last(),
+            RecordKind::Journal(_) => tombstone && self.after_commit,
+            _ => false,
+        };
         let context = RecordContext {
             now_ms: i64::try_from(now).unwrap_or(i64::MAX),
             split,
@@ -342,11 +359,14 @@ impl Delivery {
             self.wait_for_window()?;
         }
         let count = u32::try_from(out.len()).unwrap_or(u32::MAX);
-        let seq = self
-            .producer
-            .acks()
-            .lock()
-            .register(count, Some(Arc::clone(&position)));
+        let seq = {
+            let mut acks = self.producer.acks().lock();
+            let seq = acks.register(count, Some(Arc::clone(&position)));
+            if std::mem::take(&mut self.crash_next_ack) {
+                acks.crash_on_ack(seq);
+            }
+            seq
+        };
         let mut bytes = 0u64;
         for record in &out {
             bytes += record.key.as_ref().map_or(0, Vec::len) as u64

@@ -17,6 +17,7 @@
 //! commits what was acknowledged, and returns.
 
 pub mod acks;
+pub mod crash;
 pub mod delivery;
 pub mod eos_boundaries;
 mod queue;

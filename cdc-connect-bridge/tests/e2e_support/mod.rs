@@ -209,6 +209,11 @@ impl Running {
 
     /// `oracle-cdc <args> run --config <config>`, e.g. with `--log-format json`.
     pub fn start_with_args(config: &Path, log: &Path, args: &[&str]) -> Running {
+        Running::start_with(config, log, args, &[])
+    }
+
+    /// [`Running::start_with_args`] with more environment variables.
+    pub fn start_with(config: &Path, log: &Path, args: &[&str], env: &[(&str, &str)]) -> Running {
         let file = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
@@ -220,6 +225,7 @@ impl Running {
             .arg("--config")
             .arg(config)
             .env("RUST_LOG", "info,rdkafka=warn")
+            .envs(env.iter().copied())
             .stdout(Stdio::from(file.try_clone().unwrap()))
             .stderr(Stdio::from(file))
             .spawn()
@@ -227,6 +233,25 @@ impl Running {
         Running {
             child,
             log: log.to_owned(),
+        }
+    }
+
+    /// Waits for the process to end by itself (within `timeout`, or it is killed and the
+    /// test fails).
+    pub fn wait_exit(mut self, timeout: Duration) -> std::process::ExitStatus {
+        let started = Instant::now();
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return status;
+            }
+            if started.elapsed() > timeout {
+                let _ = self.child.kill();
+                panic!(
+                    "oracle-cdc did not exit within {timeout:?}; log:\n{}",
+                    self.log_text()
+                );
+            }
+            std::thread::sleep(Duration::from_millis(20));
         }
     }
 
