@@ -272,6 +272,47 @@ fn side_topics_must_differ() {
     );
 }
 
+/// A chunk size whose journal records the producer would refuse is lowered to the size that
+/// fits, with a warning naming it; raising the producer's limit with it keeps it.
+#[test]
+fn a_journal_chunk_is_kept_within_the_producers_record_size() {
+    let chunk = |extra: &[(&str, &str)]| {
+        let config = sim(extra).validate().unwrap();
+        let warned = config
+            .warnings()
+            .iter()
+            .find(|w| w.key == "cdc.txjournal.chunk.max.bytes")
+            .map(|w| (w.kind, w.message.clone()));
+        (config.journal.chunk_max_bytes, warned)
+    };
+    // the default (512 KiB, about 700 000 bytes as a record) fits librdkafka's 1 000 000
+    assert_eq!(chunk(&[]), (512 << 10, None));
+    let (bytes, warned) = chunk(&[("cdc.txjournal.chunk.max.bytes", "1048576")]);
+    assert_eq!(bytes, 737_712);
+    let (kind, message) = warned.expect("a warning");
+    assert_eq!(kind, WarningKind::Lowered);
+    assert!(
+        message.contains("cdc.kafka.message.max.bytes") && message.contains("737712"),
+        "{message}"
+    );
+    // the largest size that fits is kept as it is, one more KiB is lowered
+    assert_eq!(
+        chunk(&[("cdc.txjournal.chunk.max.bytes", "737712")]),
+        (737_712, None)
+    );
+    assert_eq!(
+        chunk(&[("cdc.txjournal.chunk.max.bytes", "738736")]).0,
+        737_712
+    );
+    assert_eq!(
+        chunk(&[
+            ("cdc.txjournal.chunk.max.bytes", "1048576"),
+            ("cdc.kafka.message.max.bytes", "2000000"),
+        ]),
+        (1 << 20, None)
+    );
+}
+
 #[test]
 fn duplicate_tables_in_per_table_keys_are_refused() {
     let errors = sim(&[("cdc.key.columns", "APP.T:ID;app.t:CODE")])

@@ -200,6 +200,8 @@ pub enum WarningKind {
     Ignored,
     /// A pass-through key that looks like a `cdc.*` key.
     LooksLikeCdcKey,
+    /// A value is lowered to what the rest of the configuration allows.
+    Lowered,
 }
 
 /// Something the operator should know that does not stop the connector.

@@ -743,8 +743,8 @@ pub static KEYS: &[KeySpec] = &[
         .shown_by(&[JOURNAL_THRESHOLDS]),
     KeySpec::new("cdc.txjournal.chunk.max.bytes", G::Buffer,
         K::Bytes { min: 16_384, max: 8_388_608 }, Value("524288"),
-        "A journal chunk ends once its payload reaches this (about 4/3 of it as JSON: keep it within the topic's and the producer's message size).")
-        .shown_by(&[JOURNAL_THRESHOLDS]),
+        "A journal chunk ends once its payload reaches this. Its record is about 4/3 of it (base64 in JSON) plus 16 KiB; a size whose record would exceed the producer's `cdc.kafka.message.max.bytes` (1 000 000 by default) is lowered to the size that fits, with a warning. Keep the journal topic's `max.message.bytes` above it too.")
+        .shown_by(&[JOURNAL_THRESHOLDS, "cdc-core/tests/config_errors.rs::a_journal_chunk_is_kept_within_the_producers_record_size"]),
     KeySpec::new("cdc.journal.converter", G::Buffer, K::Choice(JournalConverterKind::ALLOWED), Value("TolerantJsonConverter"),
         "How the journal is read back at start: JSON with or without the schema envelope, or Kafka Connect's JsonConverter with `cdc.journal.converter.schemas.enable`.")
         .shown_by(&[JOURNAL_CONVERTERS]),

@@ -55,6 +55,24 @@ pub fn is_connector_class(class: &str) -> bool {
     class == CONNECTOR_CLASS || class == simple || class == pruned
 }
 
+/// The producer's record size limit, as the connector's clients are given it.
+const PRODUCER_MESSAGE_MAX_BYTES: &str = "cdc.kafka.message.max.bytes";
+/// librdkafka's default `message.max.bytes`.
+const LIBRDKAFKA_MESSAGE_MAX_BYTES: u64 = 1_000_000;
+/// What a journal record holds besides its payload's base64: the chunk's metadata and the
+/// key, and the schema envelope (a few KiB), with room to spare.
+const JOURNAL_RECORD_OVERHEAD: u64 = 16 << 10;
+
+/// About how large the record of a chunk of `chunk` payload bytes is.
+fn journal_record_bytes(chunk: u64) -> u64 {
+    chunk.div_ceil(3).saturating_mul(4) + JOURNAL_RECORD_OVERHEAD
+}
+
+/// The largest chunk size whose records stay within `limit`.
+fn journal_chunk_bytes_within(limit: u64) -> u64 {
+    limit.saturating_sub(JOURNAL_RECORD_OVERHEAD) / 4 * 3
+}
+
 /// The side topics; each must be a distinct topic.
 const SIDE_TOPIC_KEYS: [&str; 8] = [
     "cdc.ops.topic",
@@ -116,6 +134,7 @@ pub(crate) fn validate_with(
     v.warn_tasks_max();
     v.exactly_once_combination();
     v.wallet_with_url();
+    v.journal_chunk_fits_a_record();
     v.connector_class_is_ours();
     let login = v.oracle_login();
     let tables = v.table_selection();
@@ -437,6 +456,40 @@ impl<'a> Validation<'a> {
                     .to_owned(),
             );
         }
+    }
+
+    /// A journal chunk goes out as one Kafka record, its payload base64 in JSON: a chunk size
+    /// whose records the producer would refuse (its `message.max.bytes`, librdkafka's
+    /// 1 000 000 by default) would stop the task at the first long transaction, so chunks end
+    /// at the size that fits instead, and the operator is told.
+    fn journal_chunk_fits_a_record(&mut self) {
+        let Some(chunk) = self.u64("cdc.txjournal.chunk.max.bytes") else {
+            return;
+        };
+        let limit = self.producer_message_max_bytes();
+        let record = journal_record_bytes(chunk);
+        if record > limit {
+            self.warn(
+                "cdc.txjournal.chunk.max.bytes",
+                WarningKind::Lowered,
+                format!(
+                    "a chunk of {chunk} bytes makes a journal record of about {record} bytes \
+                     (base64 in JSON, with its metadata), above the producer's \
+                     message.max.bytes of {limit} ({PRODUCER_MESSAGE_MAX_BYTES}); chunks end at \
+                     {} bytes instead (raise {PRODUCER_MESSAGE_MAX_BYTES} and the journal \
+                     topic's max.message.bytes for larger ones)",
+                    journal_chunk_bytes_within(limit)
+                ),
+            );
+        }
+    }
+
+    /// The producer's `message.max.bytes`, as given to the connector's clients.
+    fn producer_message_max_bytes(&self) -> u64 {
+        self.config
+            .entry(PRODUCER_MESSAGE_MAX_BYTES)
+            .and_then(|entry| entry.value.trim().parse::<u64>().ok())
+            .unwrap_or(LIBRDKAFKA_MESSAGE_MAX_BYTES)
     }
 
     /// The wallet is added to the address built from `cdc.database.host`; a connect string
@@ -939,7 +992,10 @@ impl<'a> Validation<'a> {
             journal: JournalSettings {
                 threshold: self.duration("cdc.txjournal.threshold.ms")?,
                 threshold_events: self.u64("cdc.txjournal.threshold.events")?,
-                chunk_max_bytes: self.u64("cdc.txjournal.chunk.max.bytes")?,
+                // at most what fits the producer's record size (a warning says so)
+                chunk_max_bytes: self.u64("cdc.txjournal.chunk.max.bytes")?.min(
+                    journal_chunk_bytes_within(self.producer_message_max_bytes()),
+                ),
                 converter: self
                     .choice("cdc.journal.converter", JournalConverterKind::from_config)?,
                 converter_properties: self.family(CONVERTER_PREFIX, &[]),
