@@ -77,10 +77,16 @@ impl JournalState {
 pub(super) struct JournalStart {
     pub(super) rule: Option<JournalRule>,
     pub(super) mining_start: RedoAddr,
+    /// The database's one enabled redo thread, which the chunks name.
+    pub(super) thread: RedoThread,
 }
 
 impl JournalStart {
-    pub(super) fn new(stored: Option<&Position>, cursor: &Cursor) -> JournalStart {
+    pub(super) fn new(
+        stored: Option<&Position>,
+        cursor: &Cursor,
+        thread: RedoThread,
+    ) -> JournalStart {
         let mining_start = match cursor.bound {
             RedoBound::AtOrAfter(addr) | RedoBound::After(addr) => addr,
             // the start of the log holding resume_scn: before every row in it
@@ -90,6 +96,7 @@ impl JournalStart {
         JournalStart {
             rule: stored.map(|p| JournalRule::new(p, mining_start)),
             mining_start,
+            thread,
         }
     }
 }
@@ -108,8 +115,10 @@ impl<S: RedoSource> CaptureEngine<S> {
         let JournalSetup {
             mut store,
             converter,
-            settings,
+            mut settings,
         } = setup;
+        // the chunks name the thread the database mines from, not the one configured
+        settings.thread = self.journal_start.thread.0;
         let generation = self.commit.position.journal_generation;
         let mut writer = JournalWriter::new(settings, generation);
         let started = std::time::Instant::now();

@@ -74,7 +74,8 @@ use cdc_core::config::{CdcConfig, DecodeErrorAction, MiningMode};
 use cdc_core::ora::OraCode;
 use cdc_core::{
     CdcCode, CdcError, ChangeEvent, ChangeOp, ConId, ConXid, DlqKind, MinedRow, ObjectId,
-    Operation, OpsEvent, OpsKind, RedoAddr, RowChange, Scn, TableId, TableLayout, Value,
+    Operation, OpsEvent, OpsKind, RedoAddr, RedoThread, RowChange, Scn, TableId, TableLayout,
+    Value,
 };
 use cdc_offset::rules::{RecordPlace, RedoMark, record_resume, resume_candidate};
 use cdc_offset::{DbIdentity, LastCommit, Position, ResumePoint, SkipDecision, SkipRule};

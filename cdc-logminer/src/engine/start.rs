@@ -13,6 +13,8 @@ pub(super) struct Topology {
     pub(super) utc_offset_minutes: i32,
     /// A primary opened read-write: the one kind of database a dictionary build can run on.
     pub(super) writable: bool,
+    /// The one enabled redo thread (thread 1 when the database names none).
+    pub(super) thread: RedoThread,
 }
 
 /// Identity and topology at start and after every reconnect (CDC-5001 for each refusal): one
@@ -50,6 +52,11 @@ pub(super) fn check_topology<S: RedoSource>(
         utc_offset_minutes: identity.utc_offset_minutes,
         writable: identity.role == crate::source::DatabaseRole::Primary
             && identity.open_mode == crate::source::OpenMode::ReadWrite,
+        thread: identity
+            .enabled_threads
+            .first()
+            .copied()
+            .unwrap_or(RedoThread(1)),
     })
 }
 
@@ -156,6 +163,7 @@ impl<S: RedoSource> CaptureEngine<S> {
             session_mode,
             utc_offset_minutes,
             writable,
+            thread,
         } = check_topology(&mut source, &settings)?;
         let nls = source.nls().map_err(source_stop)?;
         let charsets = Arc::new(Charsets {
@@ -182,7 +190,7 @@ impl<S: RedoSource> CaptureEngine<S> {
             ),
         };
         let cursor = initial_cursor(&mut source, &settings, &position)?;
-        let journal_start = JournalStart::new(stored.as_ref(), &cursor);
+        let journal_start = JournalStart::new(stored.as_ref(), &cursor, thread);
         // the released ledger survives restarts in the offset; the buffer checks every COMMIT
         // against it (CDC-7001)
         *buffer.ledger_mut() = position.released_xids.clone();
