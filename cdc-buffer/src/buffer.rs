@@ -158,6 +158,9 @@ pub struct BufferMetrics {
     /// written, exact unless an undo row matches nothing).
     pub buffered_events: u64,
     pub heap_bytes: u64,
+    /// The most `heap_bytes` has been since the buffer opened: within the budget plus the one
+    /// change whose append made the buffer spill.
+    pub peak_heap_bytes: u64,
     pub memory_max_bytes: u64,
     /// Open transactions whose changes are on disk.
     pub spilled_transactions: u64,
@@ -565,6 +568,8 @@ pub struct TransactionBuffer {
     /// The resume pins of `transactions`, ordered: kept in step with every change of a pin.
     pins: PinIndex,
     heap_bytes: u64,
+    /// The most `heap_bytes` has been since the buffer opened (before a spill brought it back).
+    peak_heap_bytes: u64,
     buffered_events: u64,
     spilled_transactions: u64,
     spilled_bytes: u64,
@@ -625,6 +630,7 @@ impl TransactionBuffer {
             transactions: foldhash::HashMap::default(),
             pins: PinIndex::default(),
             heap_bytes: 0,
+            peak_heap_bytes: 0,
             buffered_events: 0,
             spilled_transactions: 0,
             spilled_bytes: 0,
@@ -762,6 +768,7 @@ impl TransactionBuffer {
                     let size = change_heap_bytes(&event);
                     log.push(event, size);
                     self.heap_bytes += size;
+                    self.peak_heap_bytes = self.peak_heap_bytes.max(self.heap_bytes);
                     None
                 }
                 Store::Spilled(_) => Some(event),
@@ -1127,6 +1134,7 @@ impl TransactionBuffer {
             open_transactions: self.transactions.len() as u64,
             buffered_events: self.buffered_events,
             heap_bytes: self.heap_bytes,
+            peak_heap_bytes: self.peak_heap_bytes,
             memory_max_bytes: self.settings.memory_max_bytes,
             spilled_transactions: self.spilled_transactions,
             spilled_bytes: self.spilled_bytes,

@@ -168,7 +168,8 @@ fn rebuild_from(store: &mut dyn JournalStore, spill: &std::path::Path) -> (usize
     .unwrap();
     assert_eq!(rebuilt.transactions.len() as u32, TRANSACTIONS);
     assert_eq!(rebuilt.frames_kept, u64::from(TRANSACTIONS) * (CHANGES - 1));
-    assert!(buffer.metrics().heap_bytes <= 256 << 20);
+    // the frames went from the journal to the spill files, never through the heap
+    assert_eq!(buffer.metrics().peak_heap_bytes, 0);
     (rebuilt.transactions.len(), rebuilt.frames_kept)
 }
 
