@@ -310,6 +310,10 @@ struct Txn {
     events: u64,
     ops: u64,
     journaled: Option<JournalMark>,
+    /// An undo row took a change back while the transaction was on the heap: its history
+    /// since then (on the heap, or written to its spill file when it spilled) lacks that
+    /// change and that undo row, so a part of it cannot stand for the rows that made it.
+    undone_on_heap: bool,
     store: Store,
 }
 
@@ -325,6 +329,7 @@ impl Txn {
             events: 0,
             ops: 0,
             journaled: None,
+            undone_on_heap: false,
             store: Store::Heap(HeapLog::new()),
         }
     }
@@ -472,6 +477,12 @@ impl<'a> TxnView<'a> {
 
     pub fn journaled(&self) -> Option<JournalMark> {
         self.txn.journaled
+    }
+
+    /// Whether an undo row took a change back while the transaction was on the heap (its
+    /// buffered history no longer shows that change and that undo row one by one).
+    pub fn undone_on_heap(&self) -> bool {
+        self.txn.undone_on_heap
     }
 
     pub fn summary(&self) -> TxnSummary {
@@ -813,6 +824,7 @@ impl TransactionBuffer {
             Store::Heap(log) => match log.remove_latest(&undo.row_id) {
                 Some((_, size)) => {
                     txn.events -= 1;
+                    txn.undone_on_heap = true;
                     self.heap_bytes -= size;
                     self.buffered_events -= 1;
                     self.counters.undone_events += 1;

@@ -139,7 +139,11 @@ impl JournalWriter {
             let written = txn.journaled().map_or(0, |m| m.bytes);
             return txn.is_spilled() && txn.disk_bytes() > written;
         }
-        if txn.first_change().is_none() {
+        // Its history as buffered is not row by row once an undo row took a change back on
+        // the heap: a restart that mined again from between that change and the undo row
+        // would apply the undo a second time, to the wrong change. Such a transaction is not
+        // journaled and holds the resume point at its start (D28).
+        if txn.first_change().is_none() || txn.undone_on_heap() {
             return false;
         }
         txn.events() > self.settings.threshold_events
