@@ -427,8 +427,12 @@ fn crash_at_least_once_loses_nothing_and_repeats_only_what_was_not_committed() {
     let running = Running::start(&config_path, &log);
     let total = expected.changes.len();
     assert!(
-        wait_for(Duration::from_secs(400), || delivered_count(&setup, false)
-            >= total),
+        wait_while_growing(
+            total,
+            Duration::from_secs(120),
+            Duration::from_secs(1200),
+            || delivered_count(&setup, false)
+        ),
         "not every change arrived after {kills} kills; log:\n{}",
         running.log_text()
     );
@@ -708,8 +712,12 @@ fn crash_exactly_once_loses_nothing_duplicates_nothing_and_never_shows_an_open_t
         let running = Running::start(&config_path, &log);
         let total = expected.changes.len();
         assert!(
-            wait_for(Duration::from_secs(400), || delivered_count(&setup, true)
-                >= total),
+            wait_while_growing(
+                total,
+                Duration::from_secs(120),
+                Duration::from_secs(1200),
+                || delivered_count(&setup, true)
+            ),
             "not every change arrived after {kill} kills; log:\n{}",
             running.log_text()
         );

@@ -262,28 +262,28 @@ impl Running {
     }
 
     /// SIGTERM, then the exit status (within `timeout`).
-    pub fn terminate(mut self, timeout: Duration) -> std::process::ExitStatus {
+    pub fn terminate(self, timeout: Duration) -> std::process::ExitStatus {
         let status = Command::new("kill")
             .arg("-TERM")
             .arg(self.child.id().to_string())
             .status()
             .unwrap();
         assert!(status.success());
-        let started = Instant::now();
-        loop {
-            if let Some(status) = self.child.try_wait().unwrap() {
-                return status;
-            }
-            if started.elapsed() > timeout {
-                let _ = self.child.kill();
-                panic!("oracle-cdc did not exit within {timeout:?} of SIGTERM");
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
+        self.wait_exit(timeout)
     }
 
     pub fn log_text(&self) -> String {
         std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+}
+
+/// A test that panics leaves no connector running behind it.
+impl Drop for Running {
+    fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
     }
 }
 
@@ -328,6 +328,33 @@ pub fn wait_for(timeout: Duration, mut condition: impl FnMut() -> bool) -> bool 
             return true;
         }
         std::thread::sleep(Duration::from_millis(200));
+    }
+    false
+}
+
+/// Waits until `count()` reaches `target`, for as long as it keeps growing: false once it has
+/// not grown for `stall`, or after `max` in all. A slow machine (the crash tests' last runs
+/// share two cores with the other tests) gets the time it needs; a stuck connector fails
+/// within `stall`.
+pub fn wait_while_growing(
+    target: usize,
+    stall: Duration,
+    max: Duration,
+    mut count: impl FnMut() -> usize,
+) -> bool {
+    let started = Instant::now();
+    let (mut last, mut grew) = (0, Instant::now());
+    while started.elapsed() < max {
+        let now = count();
+        if now >= target {
+            return true;
+        }
+        if now > last {
+            (last, grew) = (now, Instant::now());
+        } else if grew.elapsed() > stall {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(500));
     }
     false
 }
