@@ -501,6 +501,21 @@ pub fn journal(setup: &Setup) -> (usize, usize, Vec<cdc_journal::JournalKey>) {
     (chunks, tombstones, live)
 }
 
+/// Checks that the journal was written (more than `min_chunks` chunks, some tombstones) and
+/// holds no live key once every transaction ended; returns its chunks and tombstones.
+pub fn assert_journal_ended(setup: &Setup, min_chunks: usize, what: &str) -> (usize, usize) {
+    let (chunks, tombstones, live) = journal(setup);
+    assert!(
+        chunks > min_chunks && tombstones > 0,
+        "{what}: {chunks} chunks, {tombstones} tombstones"
+    );
+    assert!(
+        live.is_empty(),
+        "{what}: live journal keys at the end: {live:?}"
+    );
+    (chunks, tombstones)
+}
+
 /// Chunks and tombstones in the journal topic, records of open and aborted Kafka transactions
 /// included (read_uncommitted, to its end).
 pub fn journal_written(setup: &Setup) -> (usize, usize) {
