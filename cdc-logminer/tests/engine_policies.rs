@@ -1424,3 +1424,43 @@ fn an_unsupported_row_is_reported_as_an_unsupported_row() {
         [("ORDERS".to_owned(), "5".to_owned())]
     );
 }
+
+/// A ROLLBACK row with the all-zero RS_ID (no address) that ends the redo so far is applied
+/// once: the cursor cannot stand on it, so every later read from the cursor delivers it again,
+/// and the engine skips it instead of counting it as a new row at every step (a finished
+/// database never went quiet; seed 92 of the journal's failed-statement workload).
+#[test]
+fn a_rollback_row_without_an_address_at_the_end_is_applied_once() {
+    const ENDS_WITH_ZERO_RS_ID: &str = r#"{"name": "zero rs_id last",
+      "database": {"seed": 12, "zero_rs_id_rollback_rate": 1.0},
+      "events": [
+        {"event": "insert", "session": "s2", "table": "APP.ORDERS", "values": {"ID": 11, "STATUS": "KEPT"}},
+        {"event": "commit", "session": "s2"},
+        {"event": "insert", "session": "s1", "table": "APP.ORDERS", "values": {"ID": 10, "STATUS": "NEW"}},
+        {"event": "rollback", "session": "s1"}
+    ]}"#;
+    // the events are played while the engine runs (one per poll), after its first start
+    let source = Scenario::from_json(ENDS_WITH_ZERO_RS_ID)
+        .unwrap()
+        .into_source(1)
+        .unwrap();
+    let spill = tempfile::tempdir().unwrap();
+    let clock = ManualClock::default();
+    let mut engine =
+        CaptureEngine::open(source, settings(&spill), None, Box::new(clock.clone())).unwrap();
+    let mut records = Vec::new();
+    let mut rows = Vec::new();
+    for _ in 0..12 {
+        rows.push(engine.step(&mut records).unwrap().rows);
+        clock.advance(Duration::from_secs(1));
+    }
+    // the redo's rows are applied by the first steps, then nothing is new
+    assert!(rows[..8].iter().sum::<u64>() > 4, "{rows:?}");
+    assert_eq!(&rows[8..], &[0, 0, 0, 0], "rows applied per step: {rows:?}");
+    // and it was read again: the reads after it delivered it, and it was skipped
+    assert!(
+        engine.metrics().rows_mined > rows.iter().sum::<u64>(),
+        "{rows:?}"
+    );
+    assert_eq!(changes(&records).len(), 1);
+}

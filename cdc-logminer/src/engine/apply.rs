@@ -79,6 +79,8 @@ impl<S: RedoSource> CaptureEngine<S> {
         sink: &mut dyn RecordSink,
     ) -> Result<u64, EngineError> {
         self.metrics.rows_mined += read.rows.len() as u64;
+        self.read.zero_rows_to_skip = self.read.cursor.zero_rows;
+        self.read.zero_rows_skipped = 0;
         if let Some(extent) = read.extent {
             self.lag_step_begins(extent);
         }
@@ -122,12 +124,24 @@ impl<S: RedoSource> CaptureEngine<S> {
                 )
                 .into());
             };
+            let addr = row.addr();
+            if addr.is_err() && self.read.zero_rows_to_skip > 0 {
+                // applied by an earlier step, after the row the cursor stands on
+                self.read.zero_rows_to_skip -= 1;
+                self.read.zero_rows_skipped += 1;
+                continue;
+            }
             records += self.apply_row(row, decoded, sink)?;
-            if let Ok(addr) = row.addr() {
-                self.read.cursor.bound = RedoBound::After(addr);
-                self.read.cursor.log_seq = addr.log_seq();
-                self.read.cursor.mined_to = Some(RedoMark::new(addr, row.scn));
-                self.metrics.mined_to_scn = self.metrics.mined_to_scn.max(row.scn.get());
+            match addr {
+                Ok(addr) => {
+                    self.read.cursor.bound = RedoBound::After(addr);
+                    self.read.cursor.log_seq = addr.log_seq();
+                    self.read.cursor.mined_to = Some(RedoMark::new(addr, row.scn));
+                    self.read.cursor.zero_rows = 0;
+                    self.read.zero_rows_to_skip = 0;
+                    self.metrics.mined_to_scn = self.metrics.mined_to_scn.max(row.scn.get());
+                }
+                Err(_) => self.read.cursor.zero_rows += 1,
             }
         }
         Ok(records)

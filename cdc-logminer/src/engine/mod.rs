@@ -109,6 +109,10 @@ struct Cursor {
     log_seq: u32,
     /// The last row applied, for the resume rule and heartbeats.
     mined_to: Option<RedoMark>,
+    /// Rows with the all-zero RS_ID (no address: a ROLLBACK, COMMIT or START) applied after
+    /// the bound. A read from the bound delivers them again, first: they are skipped, so that
+    /// one ending the redo read so far is not applied again at every step.
+    zero_rows: u32,
 }
 
 /// The capture engine over a [`RedoSource`]. Its state is grouped by the stage that owns it;
@@ -154,6 +158,11 @@ struct ReadState {
     /// [`SessionMode::Range`] no log can be added, so no redo dictionary either: dictionary
     /// builds and the replay with one are not available there.
     session_mode: SessionMode,
+    /// Of the step being applied: rows with the all-zero RS_ID still to skip
+    /// ([`Cursor::zero_rows`] when it began).
+    zero_rows_to_skip: u32,
+    /// Of the step being applied: rows with the all-zero RS_ID skipped so far.
+    zero_rows_skipped: u32,
 }
 
 /// Rows of open transactions the apply stage holds.
@@ -323,6 +332,7 @@ impl<S: RedoSource> CaptureEngine<S> {
                     .and_then(|e| e.logs.iter().max_by_key(|l| l.sequence))
                     .map(|l| l.sequence + u32::from(!l.is_current()));
                 let records = self.apply(read, sink)?;
+                let rows = rows - u64::from(self.read.zero_rows_skipped);
                 // A step that was not cut returned every row of its window after the cursor,
                 // so its complete logs hold nothing more. Without this a run of logs with no
                 // row for the query (an idle database switching logs on a timer) as long as

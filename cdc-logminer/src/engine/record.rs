@@ -196,6 +196,8 @@ pub struct EngineMetrics {
 /// What one step did.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct StepReport {
+    /// Rows applied: a row with the all-zero RS_ID read again after the cursor (an earlier
+    /// step applied it) is not counted.
     pub rows: u64,
     pub records: u64,
     /// The step failed and will be mined again from the same cursor.

@@ -93,6 +93,7 @@ pub(super) fn initial_cursor<S: RedoSource>(
             bound: RedoBound::AtOrAfter(addr),
             log_seq: addr.log_seq(),
             mined_to: None,
+            zero_rows: 0,
         });
     }
     let inventory = source
@@ -143,6 +144,7 @@ pub(super) fn initial_cursor<S: RedoSource>(
         bound: RedoBound::Start,
         log_seq,
         mined_to: None,
+        zero_rows: 0,
     })
 }
 
@@ -206,6 +208,8 @@ impl<S: RedoSource> CaptureEngine<S> {
                 remines: 0,
                 identity,
                 session_mode,
+                zero_rows_to_skip: 0,
+                zero_rows_skipped: 0,
             },
             decoder: StepDecoder {
                 objects: Arc::default(),
