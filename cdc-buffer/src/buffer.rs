@@ -123,8 +123,10 @@ pub struct StartInfo {
 }
 
 /// How far a transaction has been journaled: the first `ops` frames (changes and undo rows) of
-/// its spill file, `bytes` long, the last of which is at `scn`/`addr`. A journaled transaction
-/// is always spilled: its file is where the journal reads each chunk from.
+/// its spill file, `bytes` long; `scn`/`addr` is where it holds the resume point from then on
+/// (the last of those frames, or its own first row while the journal does not yet hold all its
+/// frames through its heap undo row, [`TxnView::heap_undo`]). A journaled transaction is
+/// always spilled: its file is where the journal reads each chunk from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct JournalMark {
     pub ops: u64,
@@ -148,6 +150,9 @@ pub enum UndoOutcome {
     NoTransaction,
     /// The all-zero XID, which never owns changes.
     Ignored,
+    /// Of a transaction rebuilt from the journal, a row its history holds already, mined
+    /// again; counted in `remined_rows_ignored`.
+    Remined,
 }
 
 /// Gauges and counters of the buffer (names after the connector's metrics list).
@@ -176,6 +181,9 @@ pub struct BufferMetrics {
     /// Counter: rows whose XIDSQN 0xFFFFFFFF named no open transaction, dropped
     /// (`docs/decisions.md`, D16).
     pub unresolved_rows: u64,
+    /// Counter: rows of a transaction rebuilt from the journal that were mined again and
+    /// ignored, its rebuilt history holding them already (through its last heap undo row).
+    pub remined_rows_ignored: u64,
     pub appended_changes: u64,
     pub committed_transactions: u64,
     pub rolled_back_transactions: u64,
@@ -299,6 +307,16 @@ enum Store {
     Spilled(SpillFile),
 }
 
+/// See [`Txn::heap_undo`].
+#[derive(Debug, Clone, Copy)]
+struct HeapUndo {
+    scn: Scn,
+    addr: RedoAddr,
+    /// The first this many frames of the transaction's history (its spill file once spilled)
+    /// hold every change before the row: the changes on the heap just after it.
+    frames: u64,
+}
+
 struct Txn {
     key: ConXid,
     /// Creation order, to pick the newest of several transactions in one (USN, slot).
@@ -310,10 +328,15 @@ struct Txn {
     events: u64,
     ops: u64,
     journaled: Option<JournalMark>,
-    /// An undo row took a change back while the transaction was on the heap: its history
-    /// since then (on the heap, or written to its spill file when it spilled) lacks that
-    /// change and that undo row, so a part of it cannot stand for the rows that made it.
-    undone_on_heap: bool,
+    /// The last undo row that took a change back while the transaction was on the heap: its
+    /// history (on the heap, or written to its spill file when it spilled) lacks that change
+    /// and that undo row, so only the whole of it up to this row stands for the rows that made
+    /// it. A rebuilt transaction keeps the one its journal names.
+    heap_undo: Option<HeapUndo>,
+    /// Of a transaction rebuilt from the journal: its rows up to this address are in its
+    /// history already (through its last heap undo row), so when they are mined again they are
+    /// ignored.
+    remined_through: Option<RedoAddr>,
     store: Store,
 }
 
@@ -329,7 +352,8 @@ impl Txn {
             events: 0,
             ops: 0,
             journaled: None,
-            undone_on_heap: false,
+            heap_undo: None,
+            remined_through: None,
             store: Store::Heap(HeapLog::new()),
         }
     }
@@ -369,6 +393,12 @@ impl Txn {
         }
     }
 
+    /// Whether a row mined at `addr` is one its rebuilt history holds already.
+    #[inline]
+    fn holds_mined(&self, addr: RedoAddr) -> bool {
+        self.remined_through.is_some_and(|through| addr <= through)
+    }
+
     fn note_row(&mut self, scn: Scn, addr: RedoAddr) {
         self.ops += 1;
         self.last_row = Some((scn, addr));
@@ -379,6 +409,11 @@ impl Txn {
         if let Some(mark) = self.journaled {
             return Some((mark.scn, mark.addr));
         }
+        self.own_pin()
+    }
+
+    /// See [`TxnView::own_pin`].
+    fn own_pin(&self) -> Option<Pin> {
         let start = self
             .start
             .as_ref()
@@ -479,10 +514,25 @@ impl<'a> TxnView<'a> {
         self.txn.journaled
     }
 
-    /// Whether an undo row took a change back while the transaction was on the heap (its
-    /// buffered history no longer shows that change and that undo row one by one).
-    pub fn undone_on_heap(&self) -> bool {
-        self.txn.undone_on_heap
+    /// The last undo row that took a change back while the transaction was on the heap: its
+    /// buffered history shows neither that change nor that undo row, so a part of it that
+    /// ends before this row does not stand for the rows that made it (the journal says so in
+    /// its chunks, and a rebuild keeps the history through this row).
+    pub fn heap_undo(&self) -> Option<(Scn, RedoAddr)> {
+        self.txn.heap_undo.map(|u| (u.scn, u.addr))
+    }
+
+    /// How many frames from the start of its history (its spill file) hold every change before
+    /// its heap undo row: a journal that holds fewer does not hold its history through that
+    /// row. 0 without one, and for a transaction rebuilt from the journal (which held them).
+    pub fn heap_undo_frames(&self) -> u64 {
+        self.txn.heap_undo.map_or(0, |u| u.frames)
+    }
+
+    /// The point it holds the resume position at without the journal: the lower SCN and the
+    /// lower address of its START row and its first change.
+    pub fn own_pin(&self) -> Option<(Scn, RedoAddr)> {
+        self.txn.own_pin()
     }
 
     pub fn summary(&self) -> TxnSummary {
@@ -600,6 +650,7 @@ struct Counters {
     undone_events: u64,
     unmatched_undo: u64,
     unresolved_rows: u64,
+    remined_rows: u64,
     appended_changes: u64,
     committed: u64,
     rolled_back: u64,
@@ -743,6 +794,10 @@ impl TransactionBuffer {
             self.clock_ms,
             key,
         );
+        if txn.holds_mined(addr) {
+            self.counters.remined_rows += 1;
+            return Ok(());
+        }
         txn.note_row(scn, addr);
         if txn.first_change.is_none() {
             let before = txn.resume_pin();
@@ -758,8 +813,6 @@ impl TransactionBuffer {
         let Some(key) = self.change_key(key)? else {
             return Ok(());
         };
-        self.counters.appended_changes += 1;
-        self.buffered_events += 1;
         let spilled = {
             let txn = Self::change_txn(
                 &mut self.transactions,
@@ -767,6 +820,12 @@ impl TransactionBuffer {
                 self.clock_ms,
                 key,
             );
+            if txn.holds_mined(event.addr) {
+                self.counters.remined_rows += 1;
+                return Ok(());
+            }
+            self.counters.appended_changes += 1;
+            self.buffered_events += 1;
             txn.note_row(event.scn, event.addr);
             if txn.first_change.is_none() {
                 let before = txn.resume_pin();
@@ -818,13 +877,23 @@ impl TransactionBuffer {
             );
             return Ok(UndoOutcome::NoTransaction);
         };
+        if txn.holds_mined(undo.addr) {
+            self.counters.remined_rows += 1;
+            return Ok(UndoOutcome::Remined);
+        }
         txn.note_row(undo.scn, undo.addr);
         let resolved = txn.key;
         match &mut txn.store {
             Store::Heap(log) => match log.remove_latest(&undo.row_id) {
                 Some((_, size)) => {
                     txn.events -= 1;
-                    txn.undone_on_heap = true;
+                    // every change on the heap was appended before this row (a held LOB
+                    // insert is appended before the next row of its transaction)
+                    txn.heap_undo = Some(HeapUndo {
+                        scn: undo.scn,
+                        addr: undo.addr,
+                        frames: log.len,
+                    });
                     self.heap_bytes -= size;
                     self.buffered_events -= 1;
                     self.counters.undone_events += 1;
@@ -1049,10 +1118,17 @@ impl TransactionBuffer {
     /// Opens a transaction rebuilt from the journal at a restart: spilled from the start, with
     /// no frames yet ([`TransactionBuffer::append_journal_frame`] adds them). Returns whether
     /// it was new (an open transaction of that key is left as it is).
+    ///
+    /// `heap_undo` is the last undo row its journal says took a change back on the heap
+    /// ([`TxnView::heap_undo`]), kept for its later chunks. When the restart mines from at or
+    /// before it, the caller appends the frames through it and passes its address as
+    /// `remined_through`: the transaction then ignores its rows mined again up to there.
     pub fn restore_journaled(
         &mut self,
         key: ConXid,
         start: Option<StartInfo>,
+        heap_undo: Option<(Scn, RedoAddr)>,
+        remined_through: Option<RedoAddr>,
     ) -> Result<bool, BufferError> {
         self.check_usable()?;
         if self.transactions.contains_key(&key) || key.xid.is_zero() {
@@ -1067,6 +1143,12 @@ impl TransactionBuffer {
             .join(spill::spill_file_name(key, id));
         self.create_spill_file(path.clone())?;
         let mut txn = Txn::new(key, self.next_created, self.clock_ms, start);
+        txn.heap_undo = heap_undo.map(|(scn, addr)| HeapUndo {
+            scn,
+            addr,
+            frames: 0,
+        });
+        txn.remined_through = remined_through;
         txn.store = Store::Spilled(SpillFile {
             id,
             path,
@@ -1155,6 +1237,7 @@ impl TransactionBuffer {
             undone_events: self.counters.undone_events,
             unmatched_undo: self.counters.unmatched_undo,
             unresolved_rows: self.counters.unresolved_rows,
+            remined_rows_ignored: self.counters.remined_rows,
             appended_changes: self.counters.appended_changes,
             committed_transactions: self.counters.committed,
             rolled_back_transactions: self.counters.rolled_back,

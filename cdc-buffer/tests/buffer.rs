@@ -411,3 +411,53 @@ fn default_settings_follow_the_spec() {
         );
     }
 }
+
+/// An undo row applied on the heap is kept with the number of changes left before it (the
+/// journal's cover for the history through it); a transaction rebuilt with `remined_through`
+/// ignores its rows mined again up to there and takes the rest.
+#[test]
+fn the_last_heap_undo_is_kept_and_a_rebuilt_transaction_ignores_rows_it_holds() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut b = open(dir.path(), u64::MAX);
+    let k = key(0, 5, 1, 900);
+    for n in 1..=3 {
+        b.append(k, change(n, Some(&format!("R{n}")), 1)).unwrap();
+    }
+    assert_eq!(b.transaction(k).unwrap().heap_undo(), None);
+    assert_eq!(b.undo(k, undo(4, "R2")).unwrap(), UndoOutcome::Removed);
+    b.append(k, change(5, Some("R5"), 1)).unwrap();
+    let view = b.transaction(k).unwrap();
+    assert_eq!(view.heap_undo(), Some((Scn(1004), addr(4))));
+    assert_eq!(
+        view.heap_undo_frames(),
+        2,
+        "R1 and R3 were on the heap after it"
+    );
+    assert_eq!(view.own_pin(), Some((Scn(1001), addr(1))));
+    // an undo row after the spill is a frame: the heap undo stays what it was
+    assert!(b.spill_for_journal(k).unwrap());
+    assert_eq!(b.undo(k, undo(6, "R5")).unwrap(), UndoOutcome::Deferred);
+    let view = b.transaction(k).unwrap();
+    assert_eq!(
+        (view.heap_undo(), view.heap_undo_frames()),
+        (Some((Scn(1004), addr(4))), 2)
+    );
+
+    let r = key(0, 6, 1, 901);
+    assert!(
+        b.restore_journaled(r, None, Some((Scn(1020), addr(20))), Some(addr(20)))
+            .unwrap()
+    );
+    let view = b.transaction(r).unwrap();
+    assert_eq!(
+        (view.heap_undo(), view.heap_undo_frames()),
+        (Some((Scn(1020), addr(20))), 0)
+    );
+    b.append(r, change(19, Some("A"), 1)).unwrap();
+    assert_eq!(b.undo(r, undo(20, "A")).unwrap(), UndoOutcome::Remined);
+    b.append(r, change(21, Some("B"), 1)).unwrap();
+    assert_eq!(b.metrics().remined_rows_ignored, 2);
+    assert_eq!(b.transaction(r).unwrap().events(), 1);
+    let out = commit_all(&mut b, r).unwrap().unwrap();
+    assert_eq!(out, vec![change(21, Some("B"), 1)]);
+}

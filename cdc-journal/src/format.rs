@@ -5,14 +5,18 @@
 //!  key    io.oso.cdc.txjournal.Key   {server, con_id, xid, chunk, generation}
 //!  value  io.oso.cdc.txjournal.Chunk {v: 1, first_/last_/first_captured_{scn, rs_id, ssn},
 //!                                     events, undos, start_{scn, rs_id, ssn}, thread,
-//!                                     username, client_id, payload}        null: tombstone
+//!                                     username, client_id, heap_undo_{scn, rs_id, ssn},
+//!                                     payload}                             null: tombstone
 //!  payload (bytes, base64 in JSON) = u32 LE frame count | frame | frame | ...
 //!          frame = the spill file's frame (cdc_buffer::codec): | len u32 LE | crc32 | payload |
 //! ```
 //!
-//! Version 1 is pinned by the golden files `tests/golden/*.json`. A chunk of a newer `v`, a key
-//! or value that is not this shape, or a payload whose frames do not check is a
-//! [`FormatError`], which a start-time rebuild reports as CDC-4002.
+//! Version 1 is pinned by the golden files `tests/golden/*.json`. The optional `heap_undo_*`
+//! fields were added to it later, as Connect schemas evolve (an optional field, null when
+//! there is none); a chunk without them reads as one without a heap undo row, which is what
+//! the connectors that wrote such chunks journaled. A chunk of a newer `v`, a key or value
+//! that is not this shape, or a payload whose frames do not check is a [`FormatError`], which
+//! a start-time rebuild reports as CDC-4002.
 
 use std::sync::Arc;
 
@@ -69,6 +73,10 @@ pub struct ChunkMeta {
     pub thread: u16,
     pub username: Option<String>,
     pub client_id: Option<String>,
+    /// The transaction's last undo row that took a change back while it was held in memory
+    /// (`cdc_buffer::TxnView::heap_undo`): its frames through that row are its history only
+    /// as a whole, which a rebuild keeps (`cdc_offset::rules::JournalRule::keeps_frame`).
+    pub heap_undo: Option<RedoMark>,
 }
 
 /// A chunk: its metadata and payload (the frame count, then the frames).
@@ -215,6 +223,10 @@ impl JournalConverter {
             Some(_) => Some(fields.mark("first_captured")?),
             None => None,
         };
+        let heap_undo = match fields.opt_u64("heap_undo_scn")? {
+            Some(_) => Some(fields.mark("heap_undo")?),
+            None => None,
+        };
         Ok(Chunk {
             meta: ChunkMeta {
                 first: fields.mark("first")?,
@@ -228,6 +240,7 @@ impl JournalConverter {
                     .map_err(|_| shape("thread: out of range"))?,
                 username: fields.opt_text("username")?.map(str::to_owned),
                 client_id: fields.opt_text("client_id")?.map(str::to_owned),
+                heap_undo,
             },
             payload,
         })
@@ -332,6 +345,9 @@ fn chunk_schema() -> Json {
     fields.push(field("thread", "int32", false));
     fields.push(field("username", "string", true));
     fields.push(field("client_id", "string", true));
+    fields.push(field("heap_undo_scn", "int64", true));
+    fields.push(field("heap_undo_rs_id", "string", true));
+    fields.push(field("heap_undo_ssn", "int64", true));
     fields.push(field("payload", "bytes", false));
     json!({
         "type": "struct",
@@ -365,22 +381,24 @@ pub fn key_json(key: &JournalKey, envelope: bool) -> Vec<u8> {
     enveloped(key_schema(), payload, envelope)
 }
 
+/// A mark's `{prefix}_scn`, `{prefix}_rs_id` and `{prefix}_ssn` (all null for none).
+fn put_mark(map: &mut Map<String, Json>, prefix: &str, mark: Option<RedoMark>) {
+    map.insert(format!("{prefix}_scn"), json!(mark.map(|m| m.scn.get())));
+    map.insert(
+        format!("{prefix}_rs_id"),
+        json!(mark.map(|m| m.addr.rs_id().to_string())),
+    );
+    map.insert(format!("{prefix}_ssn"), json!(mark.map(|m| m.addr.ssn())));
+}
+
 /// A chunk as JSON, with the schema envelope when `envelope`.
 pub fn chunk_json(chunk: &Chunk, envelope: bool) -> Vec<u8> {
     let m = &chunk.meta;
     let mut map = Map::new();
     map.insert("v".into(), json!(CHUNK_VERSION));
-    let mut mark = |prefix: &str, mark: Option<RedoMark>| {
-        map.insert(format!("{prefix}_scn"), json!(mark.map(|m| m.scn.get())));
-        map.insert(
-            format!("{prefix}_rs_id"),
-            json!(mark.map(|m| m.addr.rs_id().to_string())),
-        );
-        map.insert(format!("{prefix}_ssn"), json!(mark.map(|m| m.addr.ssn())));
-    };
-    mark("first", Some(m.first));
-    mark("last", Some(m.last));
-    mark("first_captured", m.first_captured);
+    put_mark(&mut map, "first", Some(m.first));
+    put_mark(&mut map, "last", Some(m.last));
+    put_mark(&mut map, "first_captured", m.first_captured);
     map.insert("events".into(), json!(m.events));
     map.insert("undos".into(), json!(m.undos));
     map.insert("start_scn".into(), json!(m.start_scn.map(Scn::get)));
@@ -392,6 +410,7 @@ pub fn chunk_json(chunk: &Chunk, envelope: bool) -> Vec<u8> {
     map.insert("thread".into(), json!(m.thread));
     map.insert("username".into(), json!(m.username));
     map.insert("client_id".into(), json!(m.client_id));
+    put_mark(&mut map, "heap_undo", m.heap_undo);
     map.insert("payload".into(), json!(BASE64.encode(&chunk.payload)));
     enveloped(chunk_schema(), Json::Object(map), envelope)
 }

@@ -12,7 +12,9 @@
 //!      last journaled row before the mining start (it ended) ─────────────► tombstoned
 //!      otherwise rebuilt: frames before the mining start and before the first frame of any
 //!      later chunk (a later chunk written after a restart holds those rows again) into the
-//!      transaction's spill file; it holds the resume point at the mining start
+//!      transaction's spill file, and all frames through the heap undo row a chunk names
+//!      (its rows up to that row mined again are then ignored); it holds the resume point at
+//!      the mining start
 //! ```
 //!
 //! A first start (no position) uses no journal: every live chunk is tombstoned, and the open
@@ -246,6 +248,13 @@ pub fn rebuild(
             floor = floor.min(meta.first.addr);
         }
         let first = &metas[0].1.0;
+        // every chunk names the same one (it is set while the transaction is in memory, and
+        // a journaled transaction is spilled): the highest, should they differ
+        let heap_undo = metas
+            .iter()
+            .filter_map(|(_, (meta, _, _))| meta.heap_undo)
+            .max_by_key(|mark| mark.addr);
+        let heap_undo_addr = heap_undo.map(|mark| mark.addr);
         let start = first.start_scn.map(|scn| StartInfo {
             scn,
             addr: first.start_addr,
@@ -255,7 +264,12 @@ pub fn rebuild(
             pdb: None,
         });
         buffer
-            .restore_journaled(tx, start)
+            .restore_journaled(
+                tx,
+                start,
+                heap_undo.map(|mark| (mark.scn, mark.addr)),
+                rule.remined_through(heap_undo_addr),
+            )
             .map_err(CdcError::from)?;
         let mut kept_frames = 0u64;
         for ((key, (meta, at, len)), cutoff) in metas.iter().zip(&cutoffs) {
@@ -280,7 +294,11 @@ pub fn rebuild(
                 } else {
                     undos += 1;
                 }
-                if rule.keeps_frame(head.addr) && head.addr < *cutoff {
+                // (a later chunk holds no frame at or before the heap undo row: the rows up
+                // to it mined again after a restart were ignored)
+                if rule.keeps_frame(head.addr, heap_undo_addr)
+                    && (head.addr < *cutoff || heap_undo_addr.is_some_and(|u| head.addr <= u))
+                {
                     kept_frames += 1;
                     if let Err(e) = buffer.append_journal_frame(tx, head, frame) {
                         failed = Some(e.into());

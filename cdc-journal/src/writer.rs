@@ -139,11 +139,7 @@ impl JournalWriter {
             let written = txn.journaled().map_or(0, |m| m.bytes);
             return txn.is_spilled() && txn.disk_bytes() > written;
         }
-        // Its history as buffered is not row by row once an undo row took a change back on
-        // the heap: a restart that mined again from between that change and the undo row
-        // would apply the undo a second time, to the wrong change. Such a transaction is not
-        // journaled and holds the resume point at its start (D28).
-        if txn.first_change().is_none() || txn.undone_on_heap() {
+        if txn.first_change().is_none() {
             return false;
         }
         txn.events() > self.settings.threshold_events
@@ -172,6 +168,9 @@ impl JournalWriter {
             .first_change()
             .map(|(scn, addr)| RedoMark::new(addr, scn));
         let start = txn.start().cloned();
+        let heap_undo = txn.heap_undo().map(|(scn, addr)| RedoMark::new(addr, scn));
+        let heap_undo_frames = txn.heap_undo_frames();
+        let own_pin = txn.own_pin();
         let Some(mut frames) = buffer.spilled_frames(key, from)? else {
             return Ok(None);
         };
@@ -197,6 +196,17 @@ impl JournalWriter {
         };
         let count = u64::from(payload.count());
         let bytes = frames.offset();
+        let ops = mark.map_or(0, |m| m.ops) + count;
+        // Until the journal holds every frame before the heap undo row, a restart could not
+        // rebuild the history through it: the chunk does not name it, and the transaction
+        // keeps holding the resume point at its own first row (a rebuild from such chunks
+        // keeps no frame and mines it whole). From the chunk that completes them on, the
+        // chunks name it and the hold moves to their last frame.
+        let holds_history = heap_undo.is_none() || ops >= heap_undo_frames;
+        let hold = match own_pin {
+            Some((scn, addr)) if !holds_history => RedoMark::new(addr, scn),
+            _ => last,
+        };
         let chunks = self.chunks.entry(key).or_default();
         let number = chunks.last().map_or(0, |c| c.number + 1);
         chunks.push(ChunkId {
@@ -223,14 +233,15 @@ impl JournalWriter {
                     thread: self.settings.thread,
                     username: start.as_ref().and_then(|s| s.username.clone()),
                     client_id: start.as_ref().and_then(|s| s.client_id.clone()),
+                    heap_undo: heap_undo.filter(|_| holds_history),
                 },
                 payload: payload.finish(),
             })),
         };
         let mark = JournalMark {
-            ops: mark.map_or(0, |m| m.ops) + count,
-            scn: last.scn,
-            addr: last.addr,
+            ops,
+            scn: hold.scn,
+            addr: hold.addr,
             bytes,
         };
         Ok(Some((record, mark)))

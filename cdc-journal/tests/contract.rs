@@ -286,6 +286,7 @@ fn chunk(tx: ConXid, number: u32, generation: u64, bytes: usize) -> JournalRecor
                 thread: 1,
                 username: Some("APP".to_owned()),
                 client_id: None,
+                heap_undo: None,
             },
             payload: payload.finish(),
         })),

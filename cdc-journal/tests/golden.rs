@@ -1,6 +1,7 @@
 //! Golden tests of the journal's record format (version 1): a key and a chunk, in the JSON a
-//! worker writes with and without the schema envelope, pinned by files; every converter reads
-//! back what it should and refuses what it should; any chunk metadata round-trips.
+//! worker writes with and without the schema envelope, pinned by files; a chunk from before
+//! the optional heap undo fields still reads; every converter reads back what it should and
+//! refuses what it should; any chunk metadata round-trips.
 //!
 //! To write the files: `CDC_BLESS=1 cargo test -p cdc-journal --test main golden`.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
@@ -74,6 +75,7 @@ fn chunk() -> Chunk {
             thread: 1,
             username: Some("APP".into()),
             client_id: Some("batch-7".into()),
+            heap_undo: Some(RedoMark::new(addr(0x58, 0x11, 0x1c, 1), Scn(4_700_001))),
         },
         payload: payload.finish(),
     }
@@ -108,6 +110,41 @@ fn the_key_and_the_chunk_are_pinned_with_and_without_the_envelope() {
     golden("key_v1.envelope.json", &key_json(&key(), true));
     golden("chunk_v1.json", &chunk_json(&chunk(), false));
     golden("chunk_v1.envelope.json", &chunk_json(&chunk(), true));
+}
+
+#[test]
+fn a_chunk_without_the_heap_undo_fields_reads_as_one_without_a_heap_undo_row() {
+    let mut expected = chunk();
+    expected.meta.heap_undo = None;
+    for envelope in [false, true] {
+        // the form written before the optional fields were added: no field, no schema entry
+        let mut value: serde_json::Value =
+            serde_json::from_slice(&chunk_json(&chunk(), envelope)).unwrap();
+        let fields = if envelope {
+            let schema = value["schema"]["fields"].as_array_mut().unwrap();
+            schema.retain(|f| !f["field"].as_str().unwrap().starts_with("heap_undo"));
+            &mut value["payload"]
+        } else {
+            &mut value
+        };
+        let fields = fields.as_object_mut().unwrap();
+        for name in ["heap_undo_scn", "heap_undo_rs_id", "heap_undo_ssn"] {
+            assert!(fields.remove(name).is_some(), "{name}");
+        }
+        let bytes = serde_json::to_vec(&value).unwrap();
+        assert_eq!(
+            JournalConverter::Tolerant.chunk(&bytes).unwrap(),
+            expected,
+            "envelope {envelope}"
+        );
+        // and null fields are none
+        assert_eq!(
+            JournalConverter::Tolerant
+                .chunk(&chunk_json(&expected, envelope))
+                .unwrap(),
+            expected
+        );
+    }
 }
 
 #[test]
@@ -186,6 +223,10 @@ fn damaged_or_foreign_values_are_errors() {
         ("not json", "{".to_owned()),
         ("an array", "[1]".to_owned()),
         ("a newer version", c.replace("\"v\":1", "\"v\":2")),
+        (
+            "a heap undo row without its address",
+            c.replace("\"heap_undo_rs_id\"", "\"heap_undo_rsid\""),
+        ),
         ("no payload", c.replace("\"payload\"", "\"payloads\"")),
         ("bad base64", c.replace("\"payload\":\"", "\"payload\":\"!")),
         ("a bad rs_id", c.replace("0x000059", "0xzz0059")),
@@ -218,6 +259,7 @@ proptest! {
         seqs in proptest::array::uniform4(1u32..0xff_ffff),
         counts in (0u64..1 << 40, 0u64..1 << 40),
         start in proptest::option::of(0u64..1 << 50),
+        heap_undo: bool,
         names in (proptest::option::of("[a-zA-Z0-9_ äß✓\"\\\\]{0,12}"),
                   proptest::option::of("[ -~]{0,12}")),
         payload in proptest::collection::vec(any::<u8>(), 0..300),
@@ -239,6 +281,7 @@ proptest! {
                 thread: 1,
                 username: names.0.clone(),
                 client_id: names.1.clone(),
+                heap_undo: heap_undo.then(|| mark(3)),
             },
             payload,
         };

@@ -246,10 +246,9 @@ fn journaled_restarts_emit_exactly_the_unacknowledged_suffix() {
             ddl_rate: 0.0,
             huge_transaction_rows: 1200,
             long_transaction: true,
-            // an undo row taking a change back on the heap keeps a transaction out of the
-            // journal (D28): undo rows here come after the spill, as frames
-            savepoint_rollback_rate: 0.0,
-            failed_statement_rate: 0.0,
+            // undo rows on the heap before the spill, and as frames after it
+            savepoint_rollback_rate: 0.3,
+            failed_statement_rate: 0.1,
             full_rollback_rate: 0.2,
             ..WorkloadConfig::default()
         },
@@ -720,9 +719,6 @@ fn journaling_and_rebuilding_stay_within_the_memory_budget() {
             ddl_rate: 0.0,
             huge_transaction_rows: 1500,
             long_transaction: true,
-            // no undo on the heap, which would keep the transactions out of the journal
-            savepoint_rollback_rate: 0.0,
-            failed_statement_rate: 0.0,
             ..WorkloadConfig::default()
         },
     );
@@ -779,32 +775,57 @@ fn journaling_and_rebuilding_stay_within_the_memory_budget() {
 
 /// Transactions whose undo rows took changes back while they were on the heap (failed
 /// statements, savepoint rollbacks), beside tables created while they run: their buffered
-/// history no longer shows those rows one by one, so they are not journaled, and restarts
-/// inside them give exactly the rest. (Journaled from a heap where an undo had been applied,
-/// seed 50 lost a change at a restart between that change and the undo row: the undo was
-/// applied again, to the change before it.)
+/// history no longer shows those rows one by one, so their chunks name the last such undo row,
+/// a restart keeps their frames through it and ignores their rows mined again up to it, and
+/// restarts inside them give exactly the rest. (Before the chunks named it, seed 50 lost a
+/// change at a restart between that change and the undo row: the undo was applied again, to
+/// the change before it. Seed 45 lost changes when only the first of the chunks holding the
+/// frames before the undo row was acknowledged, before the hold stayed at the transaction's
+/// start until the journal held them all.)
 #[test]
 fn journaled_restarts_with_failed_statements_and_new_tables() {
-    for seed in [41, 50] {
+    for seed in [41, 45, 50] {
+        let db = finished_database(seed, failing_config(), failing_workload());
+        let spill = tempfile::tempdir().unwrap();
+        let full = capture_journaled(&db, &spill, None, &MemoryJournal::new(), no_tweak).unwrap();
+        let naming = full
+            .iter()
+            .filter(|r| {
+                matches!(&r.kind, RecordKind::Journal(j)
+                    if j.chunk.as_ref().is_some_and(|c| c.meta.heap_undo.is_some()))
+            })
+            .count();
+        assert!(
+            naming >= 5,
+            "seed {seed}: {naming} chunks name a heap undo row"
+        );
         check_journaled_restarts(
             seed,
-            SimConfig {
-                log_size_bytes: 16 * 1024,
-                ..SimConfig::default()
-            },
-            WorkloadConfig {
-                changes: 1500,
-                max_rows_per_tx: 30,
-                ddl_rate: 0.02,
-                failed_statement_rate: 0.15,
-                // only CREATE TABLE and TRUNCATE: an ALTER needs a dictionary build
-                max_alters: 0,
-                long_transaction: true,
-                savepoint_rollback_rate: 0.3,
-                ..WorkloadConfig::default()
-            },
+            failing_config(),
+            failing_workload(),
             if seed % 2 == 0 { small_heap } else { no_tweak },
             80,
         );
+    }
+}
+
+fn failing_config() -> SimConfig {
+    SimConfig {
+        log_size_bytes: 16 * 1024,
+        ..SimConfig::default()
+    }
+}
+
+fn failing_workload() -> WorkloadConfig {
+    WorkloadConfig {
+        changes: 1500,
+        max_rows_per_tx: 30,
+        ddl_rate: 0.02,
+        failed_statement_rate: 0.15,
+        // only CREATE TABLE and TRUNCATE: an ALTER needs a dictionary build
+        max_alters: 0,
+        long_transaction: true,
+        savepoint_rollback_rate: 0.3,
+        ..WorkloadConfig::default()
     }
 }

@@ -135,7 +135,9 @@ pub fn record_resume(
 ///   acknowledged yet): rebuilding it would miss the rows between its journal and the mining
 ///   start (an undo among them would come back as a change), so its chunks are stale.
 /// - Of a rebuilt transaction, the frames before the mining start come from the journal and
-///   the rows from it on are mined again.
+///   the rows from it on are mined again; of one whose journal names an undo row applied in
+///   memory at or after the mining start, the frames through that row come from the journal
+///   and the rows after it are mined again ([`JournalRule::keeps_frame`]).
 /// - A rebuilt transaction holds the resume point at the mining start (its
 ///   [`OpenTransaction::last_journaled`] is that mark) until it is journaled again.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -164,9 +166,21 @@ impl JournalRule {
         last_journaled >= self.mining_start.addr
     }
 
-    /// Whether a journal frame at `frame` is used (otherwise it is mined again).
-    pub fn keeps_frame(&self, frame: RedoAddr) -> bool {
-        frame < self.mining_start.addr
+    /// Whether a journal frame at `frame` is used (otherwise it is mined again), of a
+    /// transaction whose journal names `heap_undo`: the last undo row that took a change back
+    /// while the transaction was held in memory, where neither that change nor that undo row
+    /// was kept. Its frames up to that row are its history only as a whole (a restart that
+    /// mined that undo row again would apply it to an earlier change), so they are all used,
+    /// and the rows up to it mined again are ignored ([`JournalRule::remined_through`]).
+    pub fn keeps_frame(&self, frame: RedoAddr, heap_undo: Option<RedoAddr>) -> bool {
+        frame < self.mining_start.addr || heap_undo.is_some_and(|undo| frame <= undo)
+    }
+
+    /// Up to where a rebuilt transaction whose journal names `heap_undo` (as in
+    /// [`JournalRule::keeps_frame`]) ignores its rows mined again: that row, when the restart
+    /// mines from at or before it.
+    pub fn remined_through(&self, heap_undo: Option<RedoAddr>) -> Option<RedoAddr> {
+        heap_undo.filter(|undo| self.mining_start.addr <= *undo)
     }
 
     /// What a rebuilt transaction holds the resume point back to.
@@ -366,8 +380,15 @@ mod tests {
         assert!(rule.rebuilds(addr(11)));
         assert!(!rule.rebuilds(addr(9)));
         // frames before the start are used, the rest is mined again
-        assert!(rule.keeps_frame(addr(9)));
-        assert!(!rule.keeps_frame(addr(10)));
+        assert!(rule.keeps_frame(addr(9), None));
+        assert!(!rule.keeps_frame(addr(10), None));
+        assert!(!rule.keeps_frame(addr(10), Some(addr(9))));
+        assert!(rule.keeps_frame(addr(10), Some(addr(12))));
+        assert!(rule.keeps_frame(addr(12), Some(addr(12))));
+        assert!(!rule.keeps_frame(addr(13), Some(addr(12))));
+        assert_eq!(rule.remined_through(None), None);
+        assert_eq!(rule.remined_through(Some(addr(9))), None);
+        assert_eq!(rule.remined_through(Some(addr(10))), Some(addr(10)));
         assert_eq!(rule.rebuilt_hold(), mark(10, 100));
     }
 

@@ -540,8 +540,14 @@ struct Frame {
 enum Payload {
     Data(Delivered),
     Heartbeat,
-    Chunk { tx: ConXid, frames: Vec<Frame> },
-    Tombstone { tx: ConXid },
+    Chunk {
+        tx: ConXid,
+        frames: Vec<Frame>,
+        heap_undo: Option<RedoMark>,
+    },
+    Tombstone {
+        tx: ConXid,
+    },
 }
 
 #[derive(Debug, Clone)]
@@ -559,15 +565,21 @@ struct Record {
 /// writes deltas, which the generation rule keeps apart.)
 #[derive(Debug, Clone, Default)]
 struct Journal {
-    chunks: BTreeMap<ConXid, (u64, Vec<Frame>)>,
+    /// Per transaction: the generation, the frames and the heap undo row of its last chunk.
+    chunks: BTreeMap<ConXid, (u64, Vec<Frame>, Option<RedoMark>)>,
 }
 
 impl Journal {
     fn acknowledge(&mut self, records: &[Record]) {
         for record in records {
             match &record.payload {
-                Payload::Chunk { tx, frames } => {
-                    self.chunks.insert(*tx, (record.generation, frames.clone()));
+                Payload::Chunk {
+                    tx,
+                    frames,
+                    heap_undo,
+                } => {
+                    self.chunks
+                        .insert(*tx, (record.generation, frames.clone(), *heap_undo));
                 }
                 Payload::Tombstone { tx } => {
                     self.chunks.remove(tx);
@@ -583,6 +595,14 @@ struct Tx {
     start_scn: Option<Scn>,
     frames: Vec<Frame>,
     changes: Vec<(u32, u8)>,
+    /// Held in memory, as the buffer holds a transaction until it spills or is journaled: an
+    /// undo row removes the change it takes back, frame and all, and leaves no frame itself.
+    /// Otherwise (spilled) every row is a frame. Half the transactions start in memory.
+    in_memory: bool,
+    /// The last undo row that removed a change in memory.
+    heap_undo: Option<RedoMark>,
+    /// Of a rebuilt transaction: rows mined again up to here are in its frames already.
+    remined_through: Option<RedoAddr>,
 }
 
 impl Tx {
@@ -592,6 +612,9 @@ impl Tx {
             start_scn: None,
             frames: Vec::new(),
             changes: Vec::new(),
+            in_memory: first.scn.get().is_multiple_of(2),
+            heap_undo: None,
+            remined_through: None,
         }
     }
 
@@ -601,8 +624,17 @@ impl Tx {
             Kind::Change { id, row } => self.changes.push((id, row)),
             Kind::Undo { row } => {
                 // The latest earlier change on the same row; an unmatched undo changes nothing.
-                if let Some(at) = self.changes.iter().rposition(|(_, r)| *r == row) {
-                    self.changes.remove(at);
+                let at = self.changes.iter().rposition(|(_, r)| *r == row);
+                if let Some(at) = at {
+                    let (id, _) = self.changes.remove(at);
+                    if self.in_memory {
+                        self.frames
+                            .retain(|f| !matches!(f.kind, Kind::Change { id: i, .. } if i == id));
+                        self.heap_undo = Some(frame.mark);
+                    }
+                }
+                if self.in_memory {
+                    return;
                 }
             }
             Kind::Commit | Kind::Rollback => return,
@@ -650,21 +682,26 @@ fn run(history: &History, from: &Position, journal: &Journal) -> Run {
     let mut loaded = BTreeSet::new();
     if let Some(start) = history.rows.get(start_row) {
         let rule = JournalRule::new(from, start.mark.addr);
-        for (tx, (generation, frames)) in &journal.chunks {
+        for (tx, (generation, frames, heap_undo)) in &journal.chunks {
             let Some(last) = frames.last() else { continue };
             if !rule.keeps_chunk(*generation) || !rule.rebuilds(last.mark.addr) {
                 continue;
             }
+            let heap_undo_addr = heap_undo.map(|mark| mark.addr);
             let kept: Vec<Frame> = frames
                 .iter()
-                .filter(|frame| rule.keeps_frame(frame.mark.addr))
+                .filter(|frame| rule.keeps_frame(frame.mark.addr, heap_undo_addr))
                 .copied()
                 .collect();
             let Some(first) = kept.first() else { continue };
             let mut rebuilt = Tx::new(first.mark);
+            // rebuilt into its spill file: its frames are what the journal held
+            rebuilt.in_memory = false;
             for frame in &kept {
                 rebuilt.apply(*frame);
             }
+            rebuilt.heap_undo = *heap_undo;
+            rebuilt.remined_through = rule.remined_through(heap_undo_addr);
             rebuilt.hold.last_journaled = Some(rule.rebuilt_hold());
             engine.buffer.insert(*tx, rebuilt);
             loaded.insert(*tx);
@@ -708,6 +745,14 @@ impl Engine<'_> {
     fn apply(&mut self, index: usize) {
         let row = self.history.rows[index];
         self.mined_to = Some(row.mark);
+        if !matches!(row.kind, Kind::Commit | Kind::Rollback)
+            && let Some(tx) = self.buffer.get(&row.tx)
+            && tx
+                .remined_through
+                .is_some_and(|through| row.mark.addr <= through)
+        {
+            return;
+        }
         if let Some(floor) = &self.floor {
             let start = match row.kind {
                 Kind::Start => Some(row.mark.scn),
@@ -794,8 +839,18 @@ impl Engine<'_> {
                     return;
                 };
                 tx.hold.last_journaled = Some(last.mark);
+                // a journaled transaction is spilled
+                tx.in_memory = false;
                 let frames = tx.frames.clone();
-                self.emit_between(Payload::Chunk { tx: key, frames }, index);
+                let heap_undo = tx.heap_undo;
+                self.emit_between(
+                    Payload::Chunk {
+                        tx: key,
+                        frames,
+                        heap_undo,
+                    },
+                    index,
+                );
             }
         }
     }
@@ -848,7 +903,7 @@ fn check_stream(history: &History, from: &Position, run: &Run) {
             "position went back at record {at}: {previous:?} -> {now:?}"
         );
         previous = now;
-        if let Payload::Chunk { tx, frames } = &record.payload {
+        if let Payload::Chunk { tx, frames, .. } = &record.payload {
             journaled.insert(*tx, frames[frames.len() - 1].mark.addr);
         }
         let Some(resume) = position.resume.addr else {
@@ -1114,6 +1169,18 @@ fn the_generator_produces_the_hard_cases() {
                 .any(|r| matches!(r.payload, Payload::Chunk { .. })),
         );
         note(
+            "journal chunk naming a heap undo row",
+            records.iter().any(|r| {
+                matches!(
+                    r.payload,
+                    Payload::Chunk {
+                        heap_undo: Some(_),
+                        ..
+                    }
+                )
+            }),
+        );
+        note(
             "heartbeat",
             records
                 .iter()
@@ -1154,6 +1221,7 @@ fn the_generator_produces_the_hard_cases() {
         "first start with a listed open transaction",
         "log switch",
         "journal chunk",
+        "journal chunk naming a heap undo row",
         "heartbeat",
         "resume held back by an open transaction",
         "more than 20 records",
