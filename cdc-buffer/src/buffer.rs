@@ -136,6 +136,55 @@ pub struct JournalMark {
     pub bytes: u64,
 }
 
+/// What a run of whole frames holds, for [`TransactionBuffer::append_journal_frames`]: built
+/// with [`FrameRun::push`] from each frame's head, in order.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FrameRun {
+    pub changes: u64,
+    pub undos: u64,
+    /// The first change frame's SCN and address.
+    pub first_change: Option<(Scn, RedoAddr)>,
+    /// The last frame's SCN and address.
+    pub last: Option<(Scn, RedoAddr)>,
+    /// Changes minus undo frames so far, and the least that has been (0 before the first
+    /// frame): what one frame after the other does to a transaction's count of changes, which
+    /// an undo frame lowers unless it is 0, follows from the two.
+    net: i64,
+    low: i64,
+}
+
+impl FrameRun {
+    pub fn new() -> FrameRun {
+        FrameRun::default()
+    }
+
+    pub fn push(&mut self, head: FrameHead) {
+        let at = (head.scn, head.addr);
+        if head.kind == KIND_CHANGE {
+            self.changes += 1;
+            self.first_change.get_or_insert(at);
+            self.net += 1;
+        } else {
+            self.undos += 1;
+            self.net -= 1;
+            self.low = self.low.min(self.net);
+        }
+        self.last = Some(at);
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.last.is_none()
+    }
+
+    /// A transaction's count of changes after the run, from `events` before it, as if each
+    /// frame were applied in turn (the count never below 0): a walk from `events` that stops
+    /// at 0 ends at `net + max(events, -low)`.
+    fn events_after(&self, events: u64) -> u64 {
+        let start = i128::from(events).max(-i128::from(self.low));
+        u64::try_from(start + i128::from(self.net)).unwrap_or(0)
+    }
+}
+
 /// What an undo row did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum UndoOutcome {
@@ -1170,25 +1219,41 @@ impl TransactionBuffer {
         head: FrameHead,
         frame: &[u8],
     ) -> Result<(), BufferError> {
+        let mut run = FrameRun::default();
+        run.push(head);
+        self.append_journal_frames(key, &run, frame)
+    }
+
+    /// Appends a run of whole frames (their bytes one after the other, as the journal holds
+    /// them) to a transaction opened by [`TransactionBuffer::restore_journaled`], within the
+    /// spill cap: one write and one update of its gauges and pin for the run.
+    pub fn append_journal_frames(
+        &mut self,
+        key: ConXid,
+        run: &FrameRun,
+        frames: &[u8],
+    ) -> Result<(), BufferError> {
         self.check_usable()?;
+        let Some(last) = run.last else {
+            return Ok(());
+        };
         let Some(txn) = self.transactions.get_mut(&key) else {
             return Ok(());
         };
         let before = txn.resume_pin();
-        txn.note_row(head.scn, head.addr);
-        if head.kind == KIND_CHANGE {
-            txn.events += 1;
-            self.buffered_events += 1;
-            if txn.first_change.is_none() {
-                txn.first_change = Some((head.scn, head.addr));
-            }
-        } else if txn.events > 0 {
-            txn.events -= 1;
-            self.buffered_events -= 1;
+        txn.ops += run.changes + run.undos - 1;
+        txn.note_row(last.0, last.1);
+        // as one frame after the other would: an undo frame takes a change off the count
+        // unless none is left (an undo that matches nothing)
+        let events = txn.events;
+        txn.events = run.events_after(events);
+        self.buffered_events = self.buffered_events - events + txn.events;
+        if txn.first_change.is_none() {
+            txn.first_change = run.first_change;
         }
         let after = txn.resume_pin();
         self.pins.replace(before, after);
-        self.write_bytes(key, head.kind == KIND_CHANGE, frame)
+        self.write_bytes(key, (run.changes, run.undos), frames)
     }
 
     /// Every open transaction, in no particular order.
@@ -1390,14 +1455,25 @@ impl TransactionBuffer {
         let mut scratch = mem::take(&mut self.scratch);
         scratch.clear();
         append_frame(frame, &mut scratch);
-        let result = self.write_bytes(key, matches!(frame, FrameRef::Change(_)), &scratch);
+        let frames = match frame {
+            FrameRef::Change(_) => (1, 0),
+            FrameRef::Undo(_) => (0, 1),
+        };
+        let result = self.write_bytes(key, frames, &scratch);
         self.scratch = scratch;
         result
     }
 
     /// Writes one framed change (or undo row) to a spilled transaction's file, within the
     /// spill cap.
-    fn write_bytes(&mut self, key: ConXid, change: bool, bytes: &[u8]) -> Result<(), BufferError> {
+    /// Writes whole frames, `frames` (changes, undo rows) of them, to a spilled transaction's
+    /// file, within the spill cap.
+    fn write_bytes(
+        &mut self,
+        key: ConXid,
+        frames: (u64, u64),
+        bytes: &[u8],
+    ) -> Result<(), BufferError> {
         let len = bytes.len() as u64;
         let needed = self.spilled_bytes + len;
         if needed > self.settings.spill_max_bytes {
@@ -1413,11 +1489,8 @@ impl TransactionBuffer {
                 let written = self.writer.write(file.id, &file.path, bytes);
                 if written.is_ok() {
                     file.bytes += len;
-                    if change {
-                        file.change_frames += 1;
-                    } else {
-                        file.undo_frames += 1;
-                    }
+                    file.change_frames += frames.0;
+                    file.undo_frames += frames.1;
                 }
                 written
             }

@@ -228,6 +228,84 @@ pub fn decode_frames(bytes: &[u8]) -> Result<Vec<Frame>, CodecError> {
     Ok(frames)
 }
 
+/// The frames of bytes in memory (a spill file's layout), each with its head and its whole
+/// bytes (header and payload) borrowed, its CRC32 checked; nothing is copied. A damaged frame
+/// ends the iteration with its error.
+#[derive(Debug, Clone)]
+pub struct SliceFrames<'a> {
+    bytes: &'a [u8],
+    at: usize,
+    failed: bool,
+}
+
+impl<'a> SliceFrames<'a> {
+    pub fn new(bytes: &'a [u8]) -> SliceFrames<'a> {
+        SliceFrames {
+            bytes,
+            at: 0,
+            failed: false,
+        }
+    }
+
+    /// The offset of the next frame in the bytes.
+    pub fn offset(&self) -> usize {
+        self.at
+    }
+
+    /// The bytes from offset `from` to `to` (frames the iteration passed).
+    pub fn bytes(&self, from: usize, to: usize) -> &'a [u8] {
+        self.bytes.get(from..to).unwrap_or_default()
+    }
+
+    fn frame(&mut self) -> Result<(FrameHead, &'a [u8]), CodecError> {
+        let frame_offset = self.at as u64;
+        let rest = &self.bytes[self.at..];
+        let truncated = |needed: u64| CodecError::Truncated {
+            frame_offset,
+            needed,
+            available: rest.len() as u64,
+        };
+        let Some((header, after)) = rest.split_first_chunk::<FRAME_HEADER_LEN>() else {
+            return Err(truncated(FRAME_HEADER_LEN as u64));
+        };
+        let len = u32::from_le_bytes([header[0], header[1], header[2], header[3]]);
+        let stored = u32::from_le_bytes([header[4], header[5], header[6], header[7]]);
+        let Some(payload) = after.get(..len as usize) else {
+            return Err(truncated(FRAME_HEADER_LEN as u64 + u64::from(len)));
+        };
+        let computed = crc32fast::hash(payload);
+        if computed != stored {
+            return Err(CodecError::Crc {
+                frame_offset,
+                stored,
+                computed,
+            });
+        }
+        let head = payload_head(payload).map_err(|e| CodecError::Malformed {
+            frame_offset,
+            at: e.at,
+            reason: e.reason,
+        })?;
+        let whole = FRAME_HEADER_LEN + len as usize;
+        let frame = &rest[..whole];
+        self.at += whole;
+        Ok((head, frame))
+    }
+}
+
+impl<'a> Iterator for SliceFrames<'a> {
+    type Item = Result<(FrameHead, &'a [u8]), CodecError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.failed || self.at >= self.bytes.len() {
+            return None;
+        }
+        let frame = self.frame();
+        self.failed = frame.is_err();
+        Some(frame)
+    }
+}
+
 /// Reads frames one at a time from a source of known length, so that a length field damaged
 /// into a huge number is reported as truncation instead of allocating for it.
 #[derive(Debug)]
@@ -236,6 +314,8 @@ pub struct FrameReader<R> {
     offset: u64,
     len: u64,
     payload: Vec<u8>,
+    /// The CRC32 of `payload`.
+    crc: u32,
 }
 
 impl<R: Read> FrameReader<R> {
@@ -246,6 +326,7 @@ impl<R: Read> FrameReader<R> {
             offset: 0,
             len,
             payload: Vec::new(),
+            crc: 0,
         }
     }
 
@@ -286,7 +367,8 @@ impl<R: Read> FrameReader<R> {
         })?;
         let len = self.payload.len() as u32;
         out.extend_from_slice(&len.to_le_bytes());
-        out.extend_from_slice(&crc32fast::hash(&self.payload).to_le_bytes());
+        // the CRC32 the header holds, which `next_payload` checked
+        out.extend_from_slice(&self.crc.to_le_bytes());
         out.extend_from_slice(&self.payload);
         self.offset = frame_offset + needed;
         Ok(Some(head))
@@ -330,6 +412,7 @@ impl<R: Read> FrameReader<R> {
                 computed,
             });
         }
+        self.crc = computed;
         Ok(Some((frame_offset, needed)))
     }
 

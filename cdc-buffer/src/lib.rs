@@ -31,8 +31,8 @@ pub mod size;
 pub mod spill;
 
 pub use buffer::{
-    BufferMetrics, BufferSettings, CommitHolds, CommitSummary, CommittedChanges, JournalMark,
-    SessionId, SpilledFrames, StartInfo, TransactionBuffer, TxnView, UndoOutcome,
+    BufferMetrics, BufferSettings, CommitHolds, CommitSummary, CommittedChanges, FrameRun,
+    JournalMark, SessionId, SpilledFrames, StartInfo, TransactionBuffer, TxnView, UndoOutcome,
 };
 pub use codec::{Frame, FrameHead, UndoRecord};
 pub use error::{BufferError, TxnSummary};

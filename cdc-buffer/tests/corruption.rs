@@ -129,3 +129,49 @@ fn a_missing_spill_file_is_cdc_3002_and_a_damaged_one_is_kept() {
     // left for inspection; the next start sweeps it
     assert!(path.exists());
 }
+
+/// Frames read in place from bytes in memory (the journal's payloads) give each frame's head
+/// and bytes as written, and every bit flip or truncation of them is an error, never a
+/// different frame.
+#[test]
+fn frames_read_in_place_check_every_byte() {
+    use cdc_buffer::codec::{FrameRef, SliceFrames, append_frame};
+    let mut bytes = Vec::new();
+    let mut written = Vec::new();
+    for n in 1..=3 {
+        let event = change(n, Some("R"), 5);
+        let from = bytes.len();
+        append_frame(FrameRef::Change(&event), &mut bytes);
+        written.push((event.addr, from..bytes.len()));
+    }
+    let undo = undo(4, "R");
+    let from = bytes.len();
+    append_frame(FrameRef::Undo(&undo), &mut bytes);
+    written.push((undo.addr, from..bytes.len()));
+    let read: Vec<_> = SliceFrames::new(&bytes).map(Result::unwrap).collect();
+    assert_eq!(read.len(), 4);
+    for ((head, frame), (addr, range)) in read.iter().zip(&written) {
+        assert_eq!(head.addr, *addr);
+        assert_eq!(*frame, &bytes[range.clone()]);
+    }
+    assert_eq!(read[3].0.kind, cdc_buffer::codec::KIND_UNDO);
+    for at in 0..bytes.len() {
+        for bit in 0..8 {
+            let mut damaged = bytes.clone();
+            damaged[at] ^= 1 << bit;
+            let frames: Vec<_> = SliceFrames::new(&damaged).collect();
+            assert!(
+                frames.iter().any(Result::is_err),
+                "a flip of bit {bit} of byte {at} went unnoticed"
+            );
+            // nothing after the error
+            assert!(frames.last().unwrap().is_err());
+        }
+    }
+    for len in 1..bytes.len() {
+        let cut = &bytes[..len];
+        let ends = written.iter().any(|(_, r)| r.end == len);
+        let frames: Vec<_> = SliceFrames::new(cut).collect();
+        assert_eq!(frames.iter().any(Result::is_err), !ends, "cut at {len}");
+    }
+}

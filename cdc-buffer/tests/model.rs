@@ -375,3 +375,71 @@ proptest! {
         run(budget, ops)?;
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(300))]
+
+    /// A run of journal frames appended at once leaves a rebuilt transaction exactly as the
+    /// same frames appended one by one: its count of changes (an undo frame lowers it unless
+    /// it is 0), the buffer's gauges, its first change, its pin and its file.
+    #[test]
+    fn a_run_of_frames_is_the_frames_one_by_one(
+        kinds in vec(any::<bool>(), 1..60),
+        cuts in vec(any::<bool>(), 60),
+    ) {
+        use cdc_buffer::FrameRun;
+        use cdc_buffer::codec::{FrameRef, SliceFrames, append_frame};
+        use common::{change, key, settings, undo};
+        let mut bytes = Vec::new();
+        for (n, change_frame) in kinds.iter().enumerate() {
+            let n = n as u64 + 1;
+            if *change_frame {
+                append_frame(FrameRef::Change(&change(n, Some("R"), 3)), &mut bytes);
+            } else {
+                append_frame(FrameRef::Undo(&undo(n, "R")), &mut bytes);
+            }
+        }
+        let dirs = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        let mut one = TransactionBuffer::open(settings(dirs.0.path(), u64::MAX)).unwrap();
+        let mut runs = TransactionBuffer::open(settings(dirs.1.path(), u64::MAX)).unwrap();
+        let k = key(0, 9, 1, 77);
+        for b in [&mut one, &mut runs] {
+            prop_assert!(b.restore_journaled(k, None, None, None).unwrap());
+        }
+        let mut run = FrameRun::new();
+        let mut from = 0;
+        let mut frames = SliceFrames::new(&bytes);
+        let mut i = 0;
+        loop {
+            let at = frames.offset();
+            let Some(frame) = frames.next() else { break };
+            let (head, frame) = frame.unwrap();
+            one.append_journal_frame(k, head, frame).unwrap();
+            if run.is_empty() {
+                from = at;
+            }
+            run.push(head);
+            if cuts[i] {
+                runs.append_journal_frames(k, &run, frames.bytes(from, frames.offset())).unwrap();
+                run = FrameRun::new();
+            }
+            i += 1;
+        }
+        if !run.is_empty() {
+            runs.append_journal_frames(k, &run, frames.bytes(from, frames.offset())).unwrap();
+        }
+        let (a, b) = (one.transaction(k).unwrap(), runs.transaction(k).unwrap());
+        prop_assert_eq!(a.events(), b.events());
+        prop_assert_eq!(a.ops(), b.ops());
+        prop_assert_eq!(a.first_change(), b.first_change());
+        prop_assert_eq!(a.last_row(), b.last_row());
+        prop_assert_eq!(a.resume_pin(), b.resume_pin());
+        prop_assert_eq!(a.disk_bytes(), b.disk_bytes());
+        let (ma, mb) = (one.metrics(), runs.metrics());
+        prop_assert_eq!(ma.buffered_events, mb.buffered_events);
+        prop_assert_eq!(ma.spilled_bytes, mb.spilled_bytes);
+        let pa = a.spill_path().unwrap().to_owned();
+        let pb = b.spill_path().unwrap().to_owned();
+        prop_assert_eq!(std::fs::read(pa).ok(), std::fs::read(pb).ok());
+    }
+}

@@ -23,7 +23,7 @@ use std::sync::Arc;
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
 use cdc_buffer::FrameHead;
-use cdc_buffer::codec::{CodecError, FrameReader};
+use cdc_buffer::codec::{CodecError, FrameReader, SliceFrames};
 use cdc_core::{ConId, ConXid, RedoAddr, RsId, Scn, Xid};
 use cdc_offset::RedoMark;
 use serde_json::{Map, Value as Json, json};
@@ -465,6 +465,21 @@ impl PayloadBuilder {
     }
 }
 
+/// A payload's frame count and its frames, read in place: each frame's CRC32 is checked as
+/// the iteration reaches it; the caller compares the count with the frames it found
+/// ([`count_mismatch`]).
+pub fn payload_frames(payload: &[u8]) -> Result<(u32, SliceFrames<'_>), FormatError> {
+    let Some((count, frames)) = payload.split_first_chunk::<4>() else {
+        return Err(shape("its payload is shorter than its frame count"));
+    };
+    Ok((u32::from_le_bytes(*count), SliceFrames::new(frames)))
+}
+
+/// The error of a payload that holds `read` frames and says `count`.
+pub fn count_mismatch(read: u32, count: u32) -> FormatError {
+    shape(format!("its payload holds {read} frames but says {count}"))
+}
+
 /// Reads a payload's frames, each with its head and bytes, checking every CRC32 and that
 /// the count matches.
 pub fn read_payload(
@@ -487,9 +502,7 @@ pub fn read_payload(
         each(head, &frame)?;
     }
     if read != count {
-        return Err(shape(format!(
-            "its payload holds {read} frames but says {count}"
-        )));
+        return Err(count_mismatch(read, count));
     }
     Ok(count)
 }

@@ -24,11 +24,14 @@ use std::collections::BTreeMap;
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::Path;
 
-use cdc_buffer::{JournalMark, StartInfo, TransactionBuffer};
+use cdc_buffer::{FrameRun, JournalMark, StartInfo, TransactionBuffer};
 use cdc_core::{CdcCode, CdcError, ConXid, RedoAddr};
 use cdc_offset::rules::JournalRule;
 
-use crate::format::{ChunkMeta, JournalConverter, JournalKey, JournalRecord, read_payload};
+use crate::format::{
+    ChunkMeta, FormatError, JournalConverter, JournalKey, JournalRecord, count_mismatch,
+    payload_frames,
+};
 use crate::store::JournalStore;
 use crate::writer::{ChunkId, JournalWriter};
 
@@ -286,9 +289,26 @@ pub fn rebuild(
                         ),
                     )
                 })?;
-            let (mut events, mut undos) = (0u64, 0u64);
-            let mut failed: Option<CdcError> = None;
-            let read = read_payload(&payload, |head, frame| {
+            let damaged = |why: String| {
+                corrupt(format!(
+                    "chunk {} (generation {}) of transaction {tx} is damaged: {why}",
+                    key.chunk, key.generation
+                ))
+            };
+            let (count, mut frames) =
+                payload_frames(&payload).map_err(|e| damaged(e.to_string()))?;
+            let body = frames.clone();
+            let (mut events, mut undos, mut read) = (0u64, 0u64, 0u32);
+            // the kept frames go to the spill file in runs, each in one write
+            let mut run = FrameRun::new();
+            let mut run_from = 0;
+            loop {
+                let at = frames.offset();
+                let Some(frame) = frames.next() else {
+                    break;
+                };
+                let (head, _) = frame.map_err(|e| damaged(FormatError::Frames(e).to_string()))?;
+                read += 1;
                 if head.kind == cdc_buffer::codec::KIND_CHANGE {
                     events += 1;
                 } else {
@@ -300,24 +320,24 @@ pub fn rebuild(
                     && (head.addr < *cutoff || heap_undo_addr.is_some_and(|u| head.addr <= u))
                 {
                     kept_frames += 1;
-                    if let Err(e) = buffer.append_journal_frame(tx, head, frame) {
-                        failed = Some(e.into());
+                    if run.is_empty() {
+                        run_from = at;
                     }
+                    run.push(head);
                 } else {
                     report.frames_dropped += 1;
+                    if !run.is_empty() {
+                        buffer.append_journal_frames(tx, &run, body.bytes(run_from, at))?;
+                        run = FrameRun::new();
+                    }
                 }
-                Ok(())
-            });
-            if let Some(e) = failed {
-                return Err(e);
             }
-            let damaged = |why: String| {
-                corrupt(format!(
-                    "chunk {} (generation {}) of transaction {tx} is damaged: {why}",
-                    key.chunk, key.generation
-                ))
-            };
-            read.map_err(|e| damaged(e.to_string()))?;
+            if !run.is_empty() {
+                buffer.append_journal_frames(tx, &run, body.bytes(run_from, frames.offset()))?;
+            }
+            if read != count {
+                return Err(damaged(count_mismatch(read, count).to_string()));
+            }
             if (events, undos) != (meta.events, meta.undos) {
                 return Err(damaged(format!(
                     "it holds {events} changes and {undos} undo rows but says {} and {}",
