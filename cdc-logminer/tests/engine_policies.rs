@@ -1464,3 +1464,44 @@ fn a_rollback_row_without_an_address_at_the_end_is_applied_once() {
     );
     assert_eq!(changes(&records).len(), 1);
 }
+
+/// The rows with the all-zero RS_ID a read skips are the ones it gives again where they were,
+/// known by what they are, never merely the first ones it gives: a step that ends a complete
+/// log at such a row moves the next read to the next log, whose first row may be another one.
+/// Counting them instead skipped that ROLLBACK, and its transaction stayed open.
+#[test]
+fn a_rollback_row_without_an_address_first_in_the_next_log_is_applied() {
+    const ACROSS_A_SWITCH: &str = r#"{"name": "zero rs_id at a log switch",
+      "database": {"seed": 12, "zero_rs_id_rollback_rate": 1.0},
+      "events": [
+        {"event": "insert", "session": "s1", "table": "APP.DOCS", "values": {"ID": 1}},
+        {"event": "insert", "session": "s3", "table": "APP.DOCS", "values": {"ID": 3}},
+        {"event": "rollback", "session": "s1"},
+        {"event": "log_switch"},
+        {"event": "rollback", "session": "s3"},
+        {"event": "log_switch"},
+        {"event": "insert", "session": "s2", "table": "APP.ORDERS", "values": {"ID": 11, "STATUS": "KEPT"}},
+        {"event": "commit", "session": "s2"}
+    ]}"#;
+    let source = Scenario::from_json(ACROSS_A_SWITCH)
+        .unwrap()
+        .play()
+        .unwrap();
+    let db = source.database().clone();
+    let spill = tempfile::tempdir().unwrap();
+    let clock = ManualClock::default();
+    let mut s = settings(&spill);
+    s.start_scn = Some(oldest_scn(&db));
+    s.max_logs_per_step = 1;
+    let mut engine = CaptureEngine::open(source, s, None, Box::new(clock.clone())).unwrap();
+    let mut records = Vec::new();
+    run_until_quiet(&mut engine, &clock, &mut records, 3).unwrap();
+    assert_eq!(changes(&records).len(), 1);
+    let rolled_back = engine.buffer_metrics().rolled_back_transactions;
+    assert_eq!(
+        engine.buffer_metrics().open_transactions,
+        0,
+        "a ROLLBACK was skipped ({rolled_back} applied)"
+    );
+    assert_eq!(rolled_back, 2, "both ROLLBACK rows applied once");
+}

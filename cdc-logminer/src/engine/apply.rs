@@ -79,7 +79,7 @@ impl<S: RedoSource> CaptureEngine<S> {
         sink: &mut dyn RecordSink,
     ) -> Result<u64, EngineError> {
         self.metrics.rows_mined += read.rows.len() as u64;
-        self.read.zero_rows_to_skip = self.read.cursor.zero_rows;
+        self.read.zero_rows_seen = 0;
         self.read.zero_rows_skipped = 0;
         if let Some(extent) = read.extent {
             self.lag_step_begins(extent);
@@ -125,11 +125,22 @@ impl<S: RedoSource> CaptureEngine<S> {
                 .into());
             };
             let addr = row.addr();
-            if addr.is_err() && self.read.zero_rows_to_skip > 0 {
-                // applied by an earlier step, after the row the cursor stands on
-                self.read.zero_rows_to_skip -= 1;
-                self.read.zero_rows_skipped += 1;
-                continue;
+            let zero = addr.is_err().then(|| ZeroRow {
+                scn: row.scn,
+                key: row.con_xid(),
+                operation: row.operation,
+                rollback: row.rollback,
+            });
+            if let Some(zero) = zero {
+                let read = &mut self.read;
+                if read.zero_rows.get(read.zero_rows_seen) == Some(&zero) {
+                    // applied by an earlier step, after the row the cursor stands on
+                    read.zero_rows_seen += 1;
+                    read.zero_rows_skipped += 1;
+                    continue;
+                }
+                // the ones not given again here will not come again
+                read.zero_rows.truncate(read.zero_rows_seen);
             }
             records += self.apply_row(row, decoded, sink)?;
             match addr {
@@ -137,11 +148,16 @@ impl<S: RedoSource> CaptureEngine<S> {
                     self.read.cursor.bound = RedoBound::After(addr);
                     self.read.cursor.log_seq = addr.log_seq();
                     self.read.cursor.mined_to = Some(RedoMark::new(addr, row.scn));
-                    self.read.cursor.zero_rows = 0;
-                    self.read.zero_rows_to_skip = 0;
+                    self.read.zero_rows.clear();
+                    self.read.zero_rows_seen = 0;
                     self.metrics.mined_to_scn = self.metrics.mined_to_scn.max(row.scn.get());
                 }
-                Err(_) => self.read.cursor.zero_rows += 1,
+                Err(_) => {
+                    if let Some(zero) = zero {
+                        self.read.zero_rows.push(zero);
+                        self.read.zero_rows_seen = self.read.zero_rows.len();
+                    }
+                }
             }
         }
         Ok(records)

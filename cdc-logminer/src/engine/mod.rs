@@ -109,10 +109,17 @@ struct Cursor {
     log_seq: u32,
     /// The last row applied, for the resume rule and heartbeats.
     mined_to: Option<RedoMark>,
-    /// Rows with the all-zero RS_ID (no address: a ROLLBACK, COMMIT or START) applied after
-    /// the bound. A read from the bound delivers them again, first: they are skipped, so that
-    /// one ending the redo read so far is not applied again at every step.
-    zero_rows: u32,
+}
+
+/// A row with the all-zero RS_ID (no address: a ROLLBACK, COMMIT or START), told from the
+/// others by what it is: no two such rows are the same row of the same transaction at the
+/// same SCN.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct ZeroRow {
+    scn: Scn,
+    key: ConXid,
+    operation: Operation,
+    rollback: bool,
 }
 
 /// The capture engine over a [`RedoSource`]. Its state is grouped by the stage that owns it;
@@ -158,10 +165,15 @@ struct ReadState {
     /// [`SessionMode::Range`] no log can be added, so no redo dictionary either: dictionary
     /// builds and the replay with one are not available there.
     session_mode: SessionMode,
-    /// Of the step being applied: rows with the all-zero RS_ID still to skip
-    /// ([`Cursor::zero_rows`] when it began).
-    zero_rows_to_skip: u32,
-    /// Of the step being applied: rows with the all-zero RS_ID skipped so far.
+    /// Rows with the all-zero RS_ID applied after the cursor's bound, in order. The cursor
+    /// cannot stand on them, so a read from the bound delivers them again, first: each is
+    /// skipped when it comes again where it was, so that one ending the redo read so far is
+    /// not applied again at every step. A read that does not give them again (it starts in
+    /// a later log) finds its own rows unlike them, and they are forgotten.
+    zero_rows: Vec<ZeroRow>,
+    /// Of the step being applied: how many of `zero_rows` it gave again, and how many rows it
+    /// skipped so.
+    zero_rows_seen: usize,
     zero_rows_skipped: u32,
 }
 

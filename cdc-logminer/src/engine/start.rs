@@ -93,7 +93,6 @@ pub(super) fn initial_cursor<S: RedoSource>(
             bound: RedoBound::AtOrAfter(addr),
             log_seq: addr.log_seq(),
             mined_to: None,
-            zero_rows: 0,
         });
     }
     let inventory = source
@@ -144,7 +143,6 @@ pub(super) fn initial_cursor<S: RedoSource>(
         bound: RedoBound::Start,
         log_seq,
         mined_to: None,
-        zero_rows: 0,
     })
 }
 
@@ -208,7 +206,8 @@ impl<S: RedoSource> CaptureEngine<S> {
                 remines: 0,
                 identity,
                 session_mode,
-                zero_rows_to_skip: 0,
+                zero_rows: Vec::new(),
+                zero_rows_seen: 0,
                 zero_rows_skipped: 0,
             },
             decoder: StepDecoder {
