@@ -23,7 +23,7 @@ use std::sync::Arc;
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
 use cdc_buffer::FrameHead;
-use cdc_buffer::codec::{CodecError, FrameReader, SliceFrames};
+use cdc_buffer::codec::{CodecError, SliceFrames};
 use cdc_core::{ConId, ConXid, RedoAddr, RsId, Scn, Xid};
 use cdc_offset::RedoMark;
 use serde_json::{Map, Value as Json, json};
@@ -486,20 +486,12 @@ pub fn read_payload(
     payload: &[u8],
     mut each: impl FnMut(FrameHead, &[u8]) -> Result<(), FormatError>,
 ) -> Result<u32, FormatError> {
-    let Some((count, frames)) = payload.split_first_chunk::<4>() else {
-        return Err(shape("its payload is shorter than its frame count"));
-    };
-    let count = u32::from_le_bytes(*count);
-    let mut reader = FrameReader::new(frames, frames.len() as u64);
-    let mut frame = Vec::new();
+    let (count, frames) = payload_frames(payload)?;
     let mut read = 0u32;
-    loop {
-        frame.clear();
-        let Some(head) = reader.next_raw(&mut frame)? else {
-            break;
-        };
+    for frame in frames {
+        let (head, bytes) = frame?;
         read += 1;
-        each(head, &frame)?;
+        each(head, bytes)?;
     }
     if read != count {
         return Err(count_mismatch(read, count));
