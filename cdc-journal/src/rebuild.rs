@@ -251,8 +251,10 @@ pub fn rebuild(
             floor = floor.min(meta.first.addr);
         }
         let first = &metas[0].1.0;
-        // every chunk names the same one (it is set while the transaction is in memory, and
-        // a journaled transaction is spilled): the highest, should they differ
+        // the chunks name it from the one that completed the frames before it on (the ones
+        // before name none), and all that name it name the same row (it is set while the
+        // transaction is in memory, and a journaled one is spilled): the highest, should they
+        // differ; none named means the journal never held that history whole
         let heap_undo = metas
             .iter()
             .filter_map(|(_, (meta, _, _))| meta.heap_undo)
