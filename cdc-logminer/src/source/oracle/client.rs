@@ -14,19 +14,20 @@ use oracle::sql_type::ToSql;
 use oracle::{Connection, Row};
 
 use super::ConnectOptions;
+use super::snapshot::OracleSnapshotReader;
 use super::sql::{self, Bind, Statement};
 use crate::source::{
     ActiveTransaction, CaptureMode, CapturedObject, DatabaseIdentity, DatabaseRole,
     DictionaryBuild, DictionarySource, LogFile, LogInventoryQuery, LogLocation, LogStatus,
     MineSummary, MiningQuery, MiningWindow, NlsSettings, OpenMode, PdbInfo, RedoBound, RedoSource,
-    RowSink, SegmentKind, SessionMode, SessionRef, SourceError, TableFilter,
+    RowSink, SegmentKind, SessionMode, SessionRef, SnapshotReader, SourceError, TableFilter,
 };
 
-fn driver(e: oracle::Error) -> SourceError {
+pub(super) fn driver(e: oracle::Error) -> SourceError {
     SourceError::from_driver_message(&e.to_string())
 }
 
-fn binds(binds: &[Bind]) -> Vec<&dyn ToSql> {
+pub(super) fn binds(binds: &[Bind]) -> Vec<&dyn ToSql> {
     binds
         .iter()
         .map(|b| match b {
@@ -36,7 +37,7 @@ fn binds(binds: &[Bind]) -> Vec<&dyn ToSql> {
         .collect()
 }
 
-fn col<T: oracle::sql_type::FromSql>(row: &Row, i: usize) -> Result<T, SourceError> {
+pub(super) fn col<T: oracle::sql_type::FromSql>(row: &Row, i: usize) -> Result<T, SourceError> {
     row.get(i).map_err(driver)
 }
 
@@ -89,7 +90,9 @@ impl OracleSource {
         Ok(source)
     }
 
-    fn open(options: &ConnectOptions) -> Result<Connection, SourceError> {
+    /// A new session with the engine's NLS formats (`sql::NLS_SESSION`): the mining
+    /// session's, and a snapshot reader's.
+    pub(super) fn open(options: &ConnectOptions) -> Result<Connection, SourceError> {
         let connect_string = options
             .connect_string()
             .map_err(|message| SourceError::Invalid { message })?;
@@ -757,6 +760,10 @@ impl RedoSource for OracleSource {
         let _ = self.conn.close();
         self.conn = Self::open(&self.options)?;
         Ok(())
+    }
+
+    fn snapshot_reader(&mut self) -> Result<Box<dyn SnapshotReader>, SourceError> {
+        Ok(Box::new(OracleSnapshotReader::open(&self.options)?))
     }
 }
 

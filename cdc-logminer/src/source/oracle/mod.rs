@@ -4,7 +4,10 @@
 //!   OracleSource ── oracle::Connection (one session, NLS set at connect)
 //!        │ every statement's text comes from `sql` (pure, shape-tested without a database)
 //!        │ errors: ORA-n ──cdc_core::ora──► SourceError::Ora; DPI-1047 ──► ClientLibraryMissing
-//!        └ mine: a watchdog cancels the query at the step timeout (ORA-01013 ──► Timeout)
+//!        ├ mine: a watchdog cancels the query at the step timeout (ORA-01013 ──► Timeout)
+//!        └ snapshot_reader() ──► OracleSnapshotReader: a session of its own for flashback
+//!          reads (`snapshot_sql`: the statements, and rows read back as the decoder reads
+//!          SQL_REDO literals)
 //! ```
 //!
 //! The SQL text is always compiled so its shape tests run on every machine; the connection
@@ -12,13 +15,18 @@
 //! needs no Oracle software; Instant Client is loaded at run time, and without it `connect`
 //! fails with [`SourceError::ClientLibraryMissing`](super::SourceError) naming DPI-1047.
 
+pub mod snapshot_sql;
 pub mod sql;
 
 #[cfg(feature = "oracle")]
 mod client;
+#[cfg(feature = "oracle")]
+mod snapshot;
 
 #[cfg(feature = "oracle")]
 pub use client::OracleSource;
+#[cfg(feature = "oracle")]
+pub use snapshot::OracleSnapshotReader;
 
 use serde::{Deserialize, Serialize};
 
