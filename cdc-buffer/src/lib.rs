@@ -41,4 +41,4 @@ pub use policy::{
     OrphanDetector, OrphanRelease, OrphanSettings, OrphanVerdict, ReleasedLedger, TxnFacts,
     check_age,
 };
-pub use size::change_heap_bytes;
+pub use size::{change_heap_bytes, image_heap_bytes};

@@ -32,6 +32,12 @@ pub fn change_heap_bytes(event: &ChangeEvent) -> u64 {
     bytes as u64
 }
 
+/// The heap bytes of one row image (a snapshot row's values, counted as a change's after
+/// image is).
+pub fn image_heap_bytes(columns: &Vec<ColumnValue>) -> u64 {
+    image_bytes(columns) as u64
+}
+
 fn image_bytes(columns: &Vec<ColumnValue>) -> usize {
     allocation(columns.capacity() * size_of::<ColumnValue>())
         + columns

@@ -71,6 +71,12 @@ record_names! {
         DictionaryBuild = "dictionary-build",
         /// A step was mined again with a redo dictionary for rows older than a DDL.
         DictionaryReplay = "dictionary-replay",
+        /// A snapshot chunk's rows were published; the offset now records its end.
+        SnapshotChunkDone = "snapshot-chunk-done",
+        /// A table's snapshot is complete (`table`), or the whole snapshot (`table` = `*`).
+        SnapshotComplete = "snapshot-complete",
+        /// The answer to a signal: accepted, rejected (with the reason) or done.
+        SignalAck = "signal-ack",
     }
 }
 

@@ -169,6 +169,12 @@ impl RedoSource for Rendered {
     fn reconnect(&mut self) -> Result<(), SourceError> {
         self.inner.reconnect()
     }
+
+    fn snapshot_reader(
+        &mut self,
+    ) -> Result<Box<dyn cdc_logminer::source::SnapshotReader>, SourceError> {
+        self.inner.snapshot_reader()
+    }
 }
 
 fn capture<S: RedoSource>(source: S, spill: &std::path::Path, start: cdc_core::Scn) -> u64 {

@@ -25,6 +25,7 @@
 //!   rule; the identity check
 //!   ([`Position::check_identity`], CDC-5001) and the released ledger
 //!   ([`ReleasedXids::check_commit`], CDC-7001) sit with their types.
+//! - [`snapshot`]: the snapshot progress the `snapshot` field holds (a frontier per table).
 //! - [`edit`]: the operator's edits of `docs/runbooks.md`, "Moving the offset by hand".
 //!
 //! The property test `tests/replay_suffix.rs` generates redo histories and proves that a
@@ -64,12 +65,14 @@ pub mod edit;
 pub mod error;
 pub mod position;
 pub mod rules;
+pub mod snapshot;
 
 pub use error::{EditError, OffsetError};
 pub use position::{
     DbIdentity, Extra, FirstStart, LastCommit, Position, RedoMark, ReleasedXids, ResumePoint,
 };
 pub use rules::{JournalRule, OpenTransaction, RecordPlace, SkipDecision, SkipRule};
+pub use snapshot::{SnapshotBound, SnapshotProgress, SnapshotScope, TableProgress};
 
 /// The position version this connector writes and reads (`v`).
 pub const POSITION_VERSION: u64 = 1;

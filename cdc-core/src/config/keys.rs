@@ -527,7 +527,19 @@ const JOURNAL_CONVERTERS: &str =
     "cdc-journal/tests/golden.rs::converters_read_what_they_should_and_refuse_the_rest";
 const DICTIONARY: &str = "builds on a primary while capturing a standby are not built yet: a \
      standby is replayed only from builds already in its redo";
-const SNAPSHOTS: &str = "snapshots and signals are not built yet: no table is read whole";
+const SNAPSHOT_INITIAL: &str = "cdc-logminer/tests/engine_snapshot.rs::an_initial_snapshot_and_the_stream_end_with_the_tables_contents";
+const SNAPSHOT_ONLY: &str = "cdc-logminer/tests/engine_snapshot.rs::snapshot_only_reads_the_tables_and_ends_without_streaming";
+const SNAPSHOT_NONE: &str = "cdc-logminer/tests/engine_snapshot.rs::mode_none_reads_no_table";
+const SNAPSHOT_PARALLEL: &str =
+    "cdc-logminer/tests/engine_snapshot.rs::parallel_readers_publish_chunks_in_key_order";
+const SNAPSHOT_CHUNKS: &str = "cdc-logminer/tests/engine_snapshot.rs::restarts_resume_from_the_frontier_and_read_no_finished_chunk_again";
+const SNAPSHOT_RETRIES: &str = "cdc-logminer/tests/engine_snapshot.rs::snapshot_too_old_halves_the_chunk_then_stops_with_cdc_8001";
+const SNAPSHOT_FETCH: &str =
+    "cdc-logminer/tests/engine_snapshot.rs::the_fetch_size_sets_the_round_trips";
+const SNAPSHOT_ORDER: &str =
+    "cdc-logminer/tests/engine_snapshot.rs::tables_order_reads_named_tables_first";
+const SNAPSHOT_OVERRIDE: &str =
+    "cdc-logminer/tests/engine_snapshot.rs::a_select_override_limits_the_rows";
 const LOBS: &str = "LOB values are not assembled yet (cdc.lob.mode=skip leaves LOB fields out)";
 const OCI_TRUST: &str = "a Java trust store cannot be used: the connector reaches Oracle through \
      the Oracle client library, which takes its TLS trust from an Oracle wallet";
@@ -872,31 +884,31 @@ pub static KEYS: &[KeySpec] = &[
         .shown_by(&[KAFKA_CLIENTS, DELIVERY_MODE]),
     // Snapshots
     KeySpec::new("cdc.snapshot.mode", G::Snapshot, K::Choice(SnapshotMode::ALLOWED), Value("initial"),
-        "When tables are read whole: at first start, never, only (no streaming), or on a signal. Until snapshots are built, `initial` is warned about at start: no snapshot is taken.")
-        .reserved(SNAPSHOTS)
-        .supporting(&["initial", "none"],
-            "snapshots and signals are not built yet, so the connector can neither snapshot without streaming nor snapshot on a signal"),
+        "When tables are read whole: `initial` at the first start (no offset) and then streaming, `none` never, `snapshot_only` once and then the task ends without streaming, `on_signal` only when a `snapshot` signal asks. An unfinished snapshot recorded in the offset always resumes.")
+        .supporting(&["initial", "none", "snapshot_only"],
+            "signals are not read yet, so no snapshot can be asked for on a signal")
+        .shown_by(&[SNAPSHOT_INITIAL, SNAPSHOT_ONLY, SNAPSHOT_NONE]),
     KeySpec::new("cdc.snapshot.threads", G::Snapshot, int(1, 64), Value("4"),
-        "Parallel chunk readers.")
-        .reserved(SNAPSHOTS),
+        "Chunks of a batch read in parallel, each on its own database session (at most `cdc.snapshot.max.pending.chunks`).")
+        .shown_by(&[SNAPSHOT_PARALLEL]),
     KeySpec::new("cdc.snapshot.chunk.rows", G::Snapshot, int(1000, MAX_LONG), Value("100000"),
-        "Rows per chunk.")
-        .reserved(SNAPSHOTS),
+        "Rows per chunk: a table is read in key (or ROWID) ranges of this many rows, and the offset records where each ends.")
+        .shown_by(&[SNAPSHOT_CHUNKS]),
     KeySpec::new("cdc.snapshot.chunk.retries", G::Snapshot, int(0, MAX_INT), Value("5"),
-        "Retries of a failed chunk before CDC-8001.")
-        .reserved(SNAPSHOTS),
+        "Times in a row a chunk failing with ORA-01555 or ORA-08181 is read again with half the rows (not below 1 000) before CDC-8001.")
+        .shown_by(&[SNAPSHOT_RETRIES]),
     KeySpec::new("cdc.snapshot.fetch.size", G::Snapshot, int(1, 1_000_000), Value("5000"),
-        "Rows fetched per round trip.")
-        .reserved(SNAPSHOTS),
+        "Rows fetched per round trip by snapshot reads.")
+        .shown_by(&[SNAPSHOT_FETCH]),
     KeySpec::new("cdc.snapshot.max.pending.chunks", G::Snapshot, int(1, MAX_INT), Value("8"),
-        "Chunks read ahead of publishing.")
-        .reserved(SNAPSHOTS),
+        "Chunks read ahead of publishing at most (a batch holds this many chunks in memory).")
+        .shown_by(&[SNAPSHOT_PARALLEL]),
     KeySpec::new("cdc.snapshot.tables.order", G::Snapshot, K::List, Value(""),
-        "Tables snapshotted first, in this order.")
-        .reserved(SNAPSHOTS),
+        "Tables snapshotted first, in this order; the others follow by name.")
+        .shown_by(&[SNAPSHOT_ORDER]),
     KeySpec::new("cdc.snapshot.select.override.", G::Snapshot, K::Name, Unset,
-        "SQL condition limiting the snapshot of one table.").prefix("<PDB.OWNER.TABLE>")
-        .reserved(SNAPSHOTS),
+        "SQL condition limiting the snapshot of one table (ANDed with a signal's predicate).").prefix("<PDB.OWNER.TABLE>")
+        .shown_by(&[SNAPSHOT_OVERRIDE]),
     // Retries and logging
     KeySpec::new("cdc.retry.max.time.ms", G::Retry, ms(1000), Value("86400000"),
         "Budget of retries after transient errors: the engine's reconnects to the database (CDC-1001), and the worker's task restarts after Kafka errors of class retried (CDC-9001).")

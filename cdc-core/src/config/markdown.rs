@@ -131,9 +131,6 @@ what the key allows, for example:
     configuration error naming the key and what to use instead.
 - A built or reserved key may accept more values than are built (`cdc.lob.mode=inline`):
   those values are refused with an error naming the key and the values that are built.
-- With `cdc.snapshot.mode=initial` (the default), `oracle-cdc run` warns at start that no
-  snapshot is taken: snapshots are not built yet, so the connector delivers the changes
-  committed after its start position, not the rows the tables already hold.
 - Warnings are also given for `tasks.max` above 1 (one task always runs), for a key given
   twice (the last value is used), for keys that have no effect with the rest of the
   configuration (host and port when `cdc.database.url` is set, `cdc.sim.*` with

@@ -244,6 +244,7 @@ impl<S: RedoSource> CaptureEngine<S> {
                 }
             }
             Operation::Commit => {
+                self.snapshot.stream_reached(row.scn);
                 if self.commit.first_start.is_some() {
                     self.commit.start_scns.remove(&key);
                 }

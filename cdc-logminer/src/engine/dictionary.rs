@@ -305,11 +305,13 @@ pub(super) fn predicts(before: &TableLayout, changes: &[ColumnChange], now: &Tab
 }
 
 /// The ops events of one layout change that DDL made: `ddl-applied` for every change,
-/// `table-added` for a table captured from now on, `table-removed` for one no longer captured.
+/// `table-added` for a table captured from now on (`snapshot`: whether it waits for a
+/// snapshot), `table-removed` for one no longer captured.
 pub(super) fn ddl_events(
     change: &SchemaChange,
     captured_before: &HashSet<TableId>,
     scn: Scn,
+    snapshot: bool,
 ) -> Vec<OpsEvent> {
     let table = match change {
         SchemaChange::Version(layout) => &layout.table,
@@ -332,8 +334,7 @@ pub(super) fn ddl_events(
             });
             if !captured_before.contains(table) {
                 let mut added = name(table);
-                // snapshots are not built: a new table is captured from its first row
-                added.insert("snapshot".to_owned(), "false".to_owned());
+                added.insert("snapshot".to_owned(), snapshot.to_string());
                 events.push(OpsEvent {
                     kind: OpsKind::TableAdded,
                     details: added,
@@ -461,11 +462,31 @@ impl<S: RedoSource> CaptureEngine<S> {
                         changes,
                     },
                 )?;
+                // a table that may already hold rows when it joins (CREATE … AS SELECT,
+                // FLASHBACK … BEFORE DROP, a rename into the captured set) is snapshotted
+                // under `initial`; one created empty is captured from its first row
+                let snapshot = self.settings.snapshot.mode
+                    == cdc_core::config::SnapshotMode::Initial
+                    && (info.may_hold_rows || info.kind == DdlKind::Rename);
+                let added: Vec<String> = self.side.schema[announced..]
+                    .iter()
+                    .filter_map(|change| match change {
+                        SchemaChange::Version(layout)
+                            if !captured_before.contains(&layout.table) =>
+                        {
+                            Some(layout.table.to_string())
+                        }
+                        _ => None,
+                    })
+                    .collect();
                 let events: Vec<OpsEvent> = self.side.schema[announced..]
                     .iter()
-                    .flat_map(|change| ddl_events(change, &captured_before, row.scn))
+                    .flat_map(|change| ddl_events(change, &captured_before, row.scn, snapshot))
                     .collect();
                 self.side.ops.extend(events);
+                if snapshot && !added.is_empty() {
+                    self.snapshot_later(added);
+                }
                 Ok(())
             }
             // the layout may have changed, and the rows after it would be decoded with a

@@ -39,6 +39,8 @@ mod read;
 mod record;
 mod recovery;
 mod settings;
+mod signals;
+mod snapshot;
 mod start;
 mod topology;
 mod window;
@@ -56,6 +58,10 @@ pub use record::{
 };
 pub use recovery::{Backoff, MAX_CONSECUTIVE_REMINES, Recovery, recovery_for};
 pub use settings::{ColumnPredicate, EngineSettings, TablePredicate};
+pub use signals::{Signal, SignalKind, SignalOutcome, SignalRecord, SignalRejected, parse_signal};
+pub use snapshot::{
+    MAX_TRANSIENT_FAILURES, MIN_CHUNK_ROWS, SnapshotMarker, SnapshotMetrics, SnapshotRecord,
+};
 pub use topology::{check_archive_destination, check_role, resolve_mining_mode};
 pub use window::{AdaptiveWindow, STALL_TIMEOUTS};
 
@@ -87,6 +93,8 @@ use self::failures::{AtCommit, HeldFailure, HeldFailures};
 use self::journal::{JournalStart, JournalState};
 use self::lag::{LagState, StepExtent};
 use self::read::*;
+use self::signals::SignalState;
+use self::snapshot::SnapshotState;
 use self::start::*;
 use crate::decode::{
     Charsets, ColumnFilter, DdlInfo, DdlKind, DecodeError, DecodeOptions, DecodePool, DecodeTable,
@@ -151,6 +159,10 @@ pub struct CaptureEngine<S: RedoSource> {
     /// The journal (`journal.rs`), once attached, and what its rebuild needs of the start.
     journal: Option<JournalState>,
     journal_start: JournalStart,
+    /// Snapshots (`snapshot.rs`): the running snapshot, its readers and its progress.
+    snapshot: SnapshotState,
+    /// Signals (`signals.rs`): the channel the bridge hands the signals topic's records over.
+    signals: SignalState,
 }
 
 /// Where the next step reads from, how many logs it takes, and the session's recovery state.
@@ -241,6 +253,7 @@ impl<S: RedoSource> CaptureEngine<S> {
     pub fn metrics(&self) -> EngineMetrics {
         let mut m = self.metrics;
         m.window_logs = self.read.window.logs() as u64;
+        m.snapshot = self.snapshot.metrics();
         if let Some(journal) = self.journal_metrics() {
             m.journaled_transactions = journal.journaled_transactions;
             m.journal_chunks = journal.chunks;
@@ -266,14 +279,30 @@ impl<S: RedoSource> CaptureEngine<S> {
         &mut self.source
     }
 
+    /// The snapshot metrics.
+    pub fn snapshot_metrics(&self) -> SnapshotMetrics {
+        self.snapshot.metrics()
+    }
+
+    /// Whether a snapshot is running.
+    pub fn snapshot_running(&self) -> bool {
+        self.snapshot.running()
+    }
+
+    /// `cdc.snapshot.mode=snapshot_only` and its snapshot is complete: [`run`](Self::run)
+    /// returns, and the task is done.
+    pub fn snapshot_finished(&self) -> bool {
+        self.snapshot.finished()
+    }
+
     /// How the LogMiner session is given its redo: `cdc.mining.mode` resolved at start (and
     /// after every reconnect) for the container the session is connected to.
     pub fn session_mode(&self) -> SessionMode {
         self.read.session_mode
     }
 
-    /// Runs steps until `stop` is set, the sink closes (both an `Ok`) or the engine stops (the
-    /// error). `after_step` sees the engine after every step, the failed one included (to read
+    /// Runs steps until `stop` is set, the sink closes, a `snapshot_only` snapshot is complete
+    /// (all an `Ok`) or the engine stops (the error). `after_step` sees the engine after every step, the failed one included (to read
     /// [`metrics`](Self::metrics) or [`position`](Self::position)). A step that found nothing
     /// is followed by [`EngineSettings::idle_wait`], cut short when `stop` is set.
     pub fn run(
@@ -291,7 +320,10 @@ impl<S: RedoSource> CaptureEngine<S> {
                 Err(EngineError::SinkClosed(_)) => return Ok(()),
                 Err(EngineError::Stop(e)) => return Err(e),
             };
-            if report.rows == 0 && !report.retried {
+            if self.snapshot.finished() {
+                return Ok(());
+            }
+            if report.rows == 0 && report.snapshot_rows == 0 && !report.retried {
                 self.idle(stop);
             }
         }
@@ -328,6 +360,9 @@ impl<S: RedoSource> CaptureEngine<S> {
             self.emit_heartbeat(sink, HeartbeatReason::Start)?;
             self.emit_pending(sink)?;
         }
+        if self.settings.snapshot.mode == cdc_core::config::SnapshotMode::SnapshotOnly {
+            return self.snapshot_only_step(sink);
+        }
         self.dictionary_builds();
         let started = self.clock.now_ms();
         let mut report = match self.read_step() {
@@ -336,6 +371,12 @@ impl<S: RedoSource> CaptureEngine<S> {
                 self.read.remines = 0;
                 let rows = read.rows.len() as u64;
                 let cut = read.cut;
+                // an uncut step mined every commit up to the current SCN read before it, or
+                // up to the end of its window when the window ends before that
+                let reached = read.extent.as_ref().filter(|_| !cut).and_then(|e| {
+                    let end = e.logs.iter().map(|l| l.next_scn).max()?;
+                    Some(Scn(self.metrics.current_scn).min(Scn(end.0.saturating_sub(1))))
+                });
                 // the log the next window may start at: the window's last, or the one after
                 // it once it is complete
                 let next_log = read
@@ -344,6 +385,9 @@ impl<S: RedoSource> CaptureEngine<S> {
                     .and_then(|e| e.logs.iter().max_by_key(|l| l.sequence))
                     .map(|l| l.sequence + u32::from(!l.is_current()));
                 let records = self.apply(read, sink)?;
+                if let Some(reached) = reached {
+                    self.snapshot.stream_reached(reached);
+                }
                 let rows = rows - u64::from(self.read.zero_rows_skipped);
                 // A step that was not cut returned every row of its window after the cursor,
                 // so its complete logs hold nothing more. Without this a run of logs with no
@@ -360,6 +404,7 @@ impl<S: RedoSource> CaptureEngine<S> {
                     records,
                     retried: false,
                     cut,
+                    snapshot_rows: 0,
                 }
             }
             Err(StepFailure::Stop(e)) => return Err(EngineError::Stop(e)),
@@ -373,6 +418,13 @@ impl<S: RedoSource> CaptureEngine<S> {
         report.records += self.emit_pending(sink)?;
         report.records += self.run_policies(sink)?;
         report.records += self.write_journal(sink)?;
+        report.records += self.handle_signals(sink)?;
+        report.records += self.emit_pending(sink)?;
+        if !report.retried {
+            let snapshot = self.snapshot_step(sink)?;
+            report.records += snapshot;
+            report.snapshot_rows = snapshot;
+        }
         if let Some(interval) = self.settings.heartbeat_interval
             && self
                 .clock

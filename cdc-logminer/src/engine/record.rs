@@ -91,6 +91,8 @@ pub enum RecordKind {
     Schema(SchemaChange),
     /// A chunk of a journaled transaction, or a tombstone of one, for the journal topic.
     Journal(cdc_journal::JournalRecord),
+    /// A row a snapshot read (`op=r`).
+    Snapshot(SnapshotRecord),
 }
 
 /// A record and the position a restart may use once it is acknowledged.
@@ -191,6 +193,8 @@ pub struct EngineMetrics {
     pub last_step_ms: u64,
     pub mined_to_scn: u64,
     pub current_scn: u64,
+    /// The snapshot stage's counters and gauges.
+    pub snapshot: SnapshotMetrics,
 }
 
 /// What one step did.
@@ -204,4 +208,6 @@ pub struct StepReport {
     pub retried: bool,
     /// The step ended early at a DDL that changes the captured set.
     pub cut: bool,
+    /// Snapshot records (rows and their ops events) emitted after the step.
+    pub snapshot_rows: u64,
 }

@@ -2,6 +2,7 @@
 //! validated `CdcConfig` or with the key table's defaults.
 
 use super::*;
+use cdc_core::config::{SnapshotMode, SnapshotSettings, TableMap};
 
 /// Which tables are captured.
 pub type TablePredicate = Arc<dyn Fn(&TableId) -> bool + Send + Sync>;
@@ -12,6 +13,10 @@ pub type ColumnPredicate = Arc<dyn Fn(&TableId, &str) -> bool + Send + Sync>;
 /// What the engine needs of the configuration, in its own terms.
 #[derive(Clone)]
 pub struct EngineSettings {
+    /// `name`: the connector, as signals are keyed by it (or by the prefix).
+    pub connector_name: String,
+    /// `cdc.tables.case.sensitive`: table patterns (a snapshot signal's too) match case.
+    pub tables_case_sensitive: bool,
     /// `cdc.topic.prefix`: the offset partition's `server`.
     pub server: String,
     pub capture_mode: CaptureMode,
@@ -56,6 +61,8 @@ pub struct EngineSettings {
     /// `cdc.dictionary.build.interval.ms` and `cdc.dictionary.build.time`: dictionary builds
     /// into the redo for the lag case; `None` when off.
     pub dictionary_builds: Option<BuildSchedule>,
+    /// `cdc.snapshot.*`: when tables are read whole, in which chunks, with how many readers.
+    pub snapshot: SnapshotSettings,
 }
 
 impl fmt::Debug for EngineSettings {
@@ -81,6 +88,8 @@ impl EngineSettings {
         tables: impl Fn(&TableId) -> bool + Send + Sync + 'static,
     ) -> EngineSettings {
         EngineSettings {
+            connector_name: connector_name.to_owned(),
+            tables_case_sensitive: false,
             server: server.into(),
             capture_mode: CaptureMode::Online,
             mining_mode: MiningMode::Auto,
@@ -109,6 +118,16 @@ impl EngineSettings {
             column_filter: Arc::new(|_, _| false),
             published: PublishedSchemas::default(),
             dictionary_builds: Some(BuildSchedule::daily()),
+            snapshot: SnapshotSettings {
+                mode: SnapshotMode::Initial,
+                threads: 4,
+                chunk_rows: 100_000,
+                chunk_retries: 5,
+                fetch_size: 5000,
+                max_pending_chunks: 8,
+                tables_order: Vec::new(),
+                select_overrides: TableMap::default(),
+            },
         }
     }
 
@@ -120,6 +139,8 @@ impl EngineSettings {
         let cores = std::thread::available_parallelism().map_or(1, usize::from);
         let buffer = BufferSettings::from_config(config, &std::env::temp_dir());
         EngineSettings {
+            connector_name: config.connect.name.clone(),
+            tables_case_sensitive: config.tables.case_sensitive,
             server: config.topics.prefix.clone(),
             capture_mode: config.capture.mode,
             mining_mode: config.mining.mode,
@@ -169,6 +190,7 @@ impl EngineSettings {
                     interval,
                     time: config.dictionary.build_time,
                 }),
+            snapshot: config.snapshot.clone(),
         }
     }
 }

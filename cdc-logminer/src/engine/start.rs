@@ -242,6 +242,8 @@ impl<S: RedoSource> CaptureEngine<S> {
             orphans: OrphanDetector::new(settings.orphan, now),
             journal: None,
             journal_start,
+            signals: SignalState::default(),
+            snapshot: SnapshotState::open(&settings.snapshot, None, None, false, Vec::new())?,
             source,
             settings,
             clock,
@@ -255,6 +257,19 @@ impl<S: RedoSource> CaptureEngine<S> {
         // the topic says: its stored versions are history, and only their numbering counts
         if restarting {
             engine.check_stored_schemas(&differing)?;
+        }
+        // the captured tables are known now: the snapshot a start takes up, made durable by
+        // the start heartbeat
+        let tables: Vec<TableId> = engine.decoder.tables.keys().cloned().collect();
+        engine.snapshot = SnapshotState::open(
+            &engine.settings.snapshot,
+            engine.commit.position.snapshot.as_deref(),
+            engine.commit.position.snapshot_pending.as_deref(),
+            restarting,
+            tables,
+        )?;
+        if let Some(text) = engine.snapshot.progress_text() {
+            Arc::make_mut(&mut engine.commit.position).snapshot = Some(text);
         }
         Ok(engine)
     }

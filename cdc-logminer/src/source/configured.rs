@@ -138,6 +138,10 @@ impl RedoSource for ConfiguredSource {
     fn reconnect(&mut self) -> Result<(), SourceError> {
         each_source!(self, s => s.reconnect())
     }
+
+    fn snapshot_reader(&mut self) -> Result<Box<dyn crate::source::SnapshotReader>, SourceError> {
+        each_source!(self, s => s.snapshot_reader())
+    }
 }
 
 /// Why the source could not be built. Each is a stop with a CDC code (its `From` for

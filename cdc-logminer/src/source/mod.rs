@@ -21,8 +21,13 @@
 
 pub mod configured;
 pub mod oracle;
+pub mod snapshot;
 
 pub use configured::{ConfiguredSource, SourceSetupError, from_config};
+pub use snapshot::{
+    SnapshotBound, SnapshotOrder, SnapshotQuery, SnapshotReadSummary, SnapshotReader, SnapshotRow,
+    SnapshotSink, TableEstimate,
+};
 
 use std::fmt;
 use std::ops::ControlFlow;
@@ -727,6 +732,10 @@ pub trait RedoSource: Send + fmt::Debug {
 
     /// Drops the connection (and its LogMiner session) and opens a new one.
     fn reconnect(&mut self) -> Result<(), SourceError>;
+
+    /// A new read-only session for snapshot reads (flashback queries by key or ROWID range),
+    /// apart from the LogMiner session, so a batch's chunks can be read on other threads.
+    fn snapshot_reader(&mut self) -> Result<Box<dyn SnapshotReader>, SourceError>;
 }
 
 #[cfg(test)]

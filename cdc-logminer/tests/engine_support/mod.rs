@@ -89,6 +89,11 @@ impl<S: RedoSource> RedoSource for Edited<S> {
     fn reconnect(&mut self) -> Result<(), SourceError> {
         self.inner.reconnect()
     }
+    fn snapshot_reader(
+        &mut self,
+    ) -> Result<Box<dyn cdc_logminer::source::SnapshotReader>, SourceError> {
+        self.inner.snapshot_reader()
+    }
 }
 
 /// Tables the engine tests capture: the standard schema's APP tables except the LOB table
@@ -105,6 +110,8 @@ pub fn settings(spill: &tempfile::TempDir) -> EngineSettings {
     // a build writes redo: a test that replays its scenario for a restart would mine another
     // database than the first run did. The lag-case tests turn builds on.
     s.dictionary_builds = None;
+    // the stream's tests read no table whole; engine_snapshot.rs turns snapshots on
+    s.snapshot.mode = cdc_core::config::SnapshotMode::None;
     s
 }
 
