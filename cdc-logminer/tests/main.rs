@@ -25,6 +25,7 @@ mod sim_faults;
 mod sim_lobs;
 mod sim_pdb;
 mod sim_scenarios;
+mod sim_snapshot;
 mod sim_strands;
 mod sim_workload;
 mod source_oracle;

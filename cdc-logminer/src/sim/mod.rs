@@ -10,6 +10,8 @@
 //!                                                ▼
 //!                       SimSource: RedoSource ── render (SQL_REDO, STATUS, CSF …) ─► MinedRow
 //!                                 + faults on demand (ORA-03113, -00028, -00310, -01291, …)
+//!                                 + snapshot readers: flashback reads of the committed row
+//!                                   versions (AS OF SCN, key or ROWID order, conditions)
 //! ```
 //!
 //! Every behaviour is one Oracle documents for LogMiner or one observed on a running Oracle
@@ -17,20 +19,24 @@
 //! says. Same seed, same bytes: no wall clock, no hash order, no OS entropy.
 
 mod clock;
+mod condition;
 mod db;
 mod logminer;
 mod model;
+mod order;
 mod render;
 mod rng;
 mod scenario;
+mod snapshot;
 pub mod source;
 mod truth;
 mod workload;
 
-pub use db::{DbOp, RowSel, SessionName, SimConfig, SimDatabase, lob_out_of_row};
+pub use db::{CommittedRows, DbOp, RowSel, SessionName, SimConfig, SimDatabase, lob_out_of_row};
 pub use model::{ColumnSpec, Organization, PartitionSpec, TableSpec};
 pub use render::stored_bytes;
 pub use scenario::{Event, Scenario};
+pub use snapshot::{SimSnapshotReader, SnapshotFault};
 pub use source::{Fault, SimSource, SourceCall};
 pub use truth::{GroundTruth, TruthChange, TruthTransaction};
 pub use workload::{Workload, WorkloadConfig};

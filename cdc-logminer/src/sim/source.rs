@@ -11,6 +11,7 @@
 
 use std::collections::{BTreeSet, VecDeque};
 use std::ops::ControlFlow;
+use std::sync::Arc;
 use std::time::Duration;
 
 use cdc_core::ora::OraCode;
@@ -24,12 +25,14 @@ use super::SimError;
 use super::db::{DbOp, RedoDictionary, SimDatabase};
 use super::logminer::DICTIONARY_MISMATCH_INFO;
 use super::model::Organization;
+use super::snapshot::{SimSnapshotReader, SnapshotControl, SnapshotFault};
 use super::workload::{Step, Workload};
 use crate::source::{
     ActiveTransaction, CURRENT_LOG_NEXT_SCN, CaptureMode, CapturedObject, DatabaseIdentity,
     DatabaseRole, DictionaryBuild, DictionarySource, LogFile, LogInventoryQuery, LogLocation,
     LogStatus, MineSummary, MiningQuery, MiningWindow, NlsSettings, OpenMode, PdbInfo, RedoBound,
-    RedoSource, RowSink, SegmentKind, SessionMode, SessionRef, SourceError, TableFilter,
+    RedoSource, RowSink, SegmentKind, SessionMode, SessionRef, SnapshotReader, SourceError,
+    TableFilter,
 };
 
 pub use crate::source::ORACLE_MAINTAINED_OWNERS;
@@ -52,6 +55,8 @@ pub enum SourceCall {
     ActiveTransactions,
     SessionExists,
     Nls,
+    /// Opening a snapshot session ([`RedoSource::snapshot_reader`]).
+    SnapshotReader,
 }
 
 /// A fault on demand. Each fails the way Oracle fails; they fire in the order queued.
@@ -120,6 +125,8 @@ pub struct SimSource {
     generic_rows: u64,
     /// Round trips the mining queries' rows took, `MiningQuery::fetch_size` rows each.
     fetches: u64,
+    /// Snapshot faults and round trips, shared with the snapshot readers handed out.
+    snapshot: Arc<SnapshotControl>,
 }
 
 fn ora(code: u32, text: String) -> SourceError {
@@ -152,6 +159,7 @@ impl SimSource {
             mined_rows: 0,
             generic_rows: 0,
             fetches: 0,
+            snapshot: Arc::new(SnapshotControl::default()),
         }
     }
 
@@ -217,6 +225,23 @@ impl SimSource {
     /// query fetches its rows `fetch_size` at a time, and even an empty result is one.
     pub fn fetches(&self) -> u64 {
         self.fetches
+    }
+
+    /// Queues a fault of snapshot reads; readers already handed out see it too.
+    pub fn inject_snapshot_fault(&self, fault: SnapshotFault) {
+        self.snapshot.inject(fault);
+    }
+
+    /// Snapshot faults not fired yet.
+    pub fn pending_snapshot_faults(&self) -> usize {
+        self.snapshot.pending()
+    }
+
+    /// Round trips the snapshot reads took so far (every reader of this source):
+    /// `SnapshotQuery::fetch_size` rows each, as [`SimSource::fetches`] counts the mining
+    /// queries'.
+    pub fn snapshot_fetches(&self) -> u64 {
+        self.snapshot.fetches()
     }
 
     fn first_pdb(&self) -> String {
@@ -1002,6 +1027,15 @@ impl RedoSource for SimSource {
             self.opening_calls = n;
         }
         Ok(())
+    }
+
+    fn snapshot_reader(&mut self) -> Result<Box<dyn SnapshotReader>, SourceError> {
+        self.gate(SourceCall::SnapshotReader)?;
+        Ok(Box::new(SimSnapshotReader::new(
+            self.db.versions.share(),
+            Arc::clone(&self.snapshot),
+            self.db.config.session_pdb.clone(),
+        )))
     }
 }
 

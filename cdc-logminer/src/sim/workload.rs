@@ -6,7 +6,9 @@
 
 use std::collections::BTreeMap;
 
-use cdc_core::{ColumnDef, ColumnType, Decimal, OracleDateTime, TableId, TimeZone, Value};
+use cdc_core::{
+    ColumnDef, ColumnType, Decimal, OracleDateTime, TableId, TableLayout, TimeZone, Value,
+};
 use serde::{Deserialize, Serialize};
 
 use super::SimError;
@@ -201,8 +203,13 @@ impl RandomWorkload {
         }
     }
 
-    fn next_id(&mut self, con: usize, table: &str) -> i64 {
-        let id = self.next_ids.entry((con, table.to_owned())).or_insert(1);
+    /// The next key of a table: past every key it holds when the workload first writes it
+    /// (1 for an empty table), so rows loaded before the run keep theirs.
+    fn next_id(&mut self, db: &SimDatabase, con: usize, table: &str) -> i64 {
+        let id = self
+            .next_ids
+            .entry((con, table.to_owned()))
+            .or_insert_with(|| first_free_id(db, con, table));
         let v = *id;
         *id += 1;
         v
@@ -444,7 +451,7 @@ impl RandomWorkload {
             }),
             3 if key.len() == 1 && !partitioned && rows.len() == 1 => {
                 // a key change
-                let id = self.next_id(t.con, table) + 1_000_000;
+                let id = self.next_id(db, t.con, table) + 1_000_000;
                 let col = layout.column(&key[0]).cloned();
                 let value = match col.map(|c| c.data_type) {
                     Some(ColumnType::Number) => Value::Number(Decimal::new(i128::from(id), 0)),
@@ -510,7 +517,7 @@ impl RandomWorkload {
         };
         let partition_bound = tb.partitions.last().and_then(|p| p.less_than);
         let partitions = tb.partitions.len();
-        let id = self.next_id(t.con, table);
+        let id = self.next_id(db, t.con, table);
         if let Some(bound) = partition_bound
             && id >= bound
         {
@@ -528,22 +535,7 @@ impl RandomWorkload {
                 return Ok(());
             }
         }
-        let mut row = Vec::new();
-        for c in &layout.columns {
-            let key = layout.key.contains(&c.name) || (layout.key.is_empty() && c.position == 1);
-            let v = if key {
-                match c.data_type {
-                    ColumnType::Number => Value::Number(Decimal::new(i128::from(id), 0)),
-                    _ => Value::Text(format!("C{id}")),
-                }
-            } else if c.name == "NOTE" && self.rng.chance(self.config.long_text_rate) {
-                let n = 3000 + self.rng.below(990) as usize;
-                Value::Text(self.text(n))
-            } else {
-                self.value(db, c, None)
-            };
-            row.push((c.name.clone(), v));
-        }
+        let row = self.new_row(db, &layout, id);
         let fails = self.rng.chance(self.config.failed_statement_rate);
         match db.apply(&DbOp::Insert {
             session: session.clone(),
@@ -558,6 +550,47 @@ impl RandomWorkload {
             Err(SimError::Busy(_)) | Err(SimError::Ora(..)) => Ok(()),
             Err(e) => Err(e),
         }
+    }
+
+    /// The values of a new row with key `id`: the key columns (the first column of a table
+    /// without a key) from `id`, the others drawn from the seed.
+    pub(crate) fn new_row(
+        &mut self,
+        db: &SimDatabase,
+        layout: &TableLayout,
+        id: i64,
+    ) -> Vec<(String, Value)> {
+        layout
+            .columns
+            .iter()
+            .map(|c| c.name.clone())
+            .zip(self.new_values(db, layout, id))
+            .collect()
+    }
+
+    /// [`RandomWorkload::new_row`]'s values alone, in the layout's column order.
+    pub(crate) fn new_values(
+        &mut self,
+        db: &SimDatabase,
+        layout: &TableLayout,
+        id: i64,
+    ) -> Vec<Value> {
+        let mut row = Vec::with_capacity(layout.columns.len());
+        for c in &layout.columns {
+            let v = if is_id_column(layout, c) {
+                match c.data_type {
+                    ColumnType::Number => Value::Number(Decimal::new(i128::from(id), 0)),
+                    _ => Value::Text(format!("C{id}")),
+                }
+            } else if c.name == "NOTE" && self.rng.chance(self.config.long_text_rate) {
+                let n = 3000 + self.rng.below(990) as usize;
+                Value::Text(self.text(n))
+            } else {
+                self.value(db, c, None)
+            };
+            row.push(v);
+        }
+        row
     }
 
     fn ddl(&mut self, db: &mut SimDatabase) -> Result<(), SimError> {
@@ -797,6 +830,39 @@ impl RandomWorkload {
             _ => Value::Null,
         }
     }
+}
+
+/// Whether the generator writes a row's id into this column: a key column, or the first
+/// column of a table without a key.
+fn is_id_column(layout: &TableLayout, c: &ColumnDef) -> bool {
+    layout.key.contains(&c.name) || (layout.key.is_empty() && c.position == 1)
+}
+
+/// One past the highest id the table's rows hold in their id column (a NUMBER, or text such
+/// as `C12` / `K1000012`), 1 for an empty table.
+pub(crate) fn first_free_id(db: &SimDatabase, con: usize, table: &str) -> i64 {
+    let Ok(t) = db.find_table_in(con, table) else {
+        return 1;
+    };
+    let Some(tb) = db.table(t).ok() else {
+        return 1;
+    };
+    let Some(layout) = tb.layout() else {
+        return 1;
+    };
+    let Some(at) = layout.columns.iter().position(|c| is_id_column(layout, c)) else {
+        return 1;
+    };
+    let id_of = |v: &Value| match v {
+        Value::Number(d) => d.unscaled_at(0).and_then(|n| i64::try_from(n).ok()),
+        Value::Text(s) => s.get(1..).and_then(|digits| digits.parse().ok()),
+        _ => None,
+    };
+    tb.rows
+        .values()
+        .filter_map(|row| row.get(at).and_then(id_of))
+        .max()
+        .map_or(1, |max| max.saturating_add(1).max(1))
 }
 
 /// `len` bytes of ASCII words with the characters SQL_REDO has to escape (quotes, newlines,

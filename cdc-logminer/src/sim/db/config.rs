@@ -55,6 +55,10 @@ pub struct SimConfig {
     /// The bytes of redo a dictionary build writes; one that does not fit in the rest of the
     /// current log goes on in the next (DICTIONARY_BEGIN and DICTIONARY_END on different logs).
     pub dictionary_build_bytes: u64,
+    /// UNDO_RETENTION, in seconds of the database's clock: how long the undo of a committed
+    /// change is kept, so how far back a flashback read (a snapshot chunk) can go before it
+    /// fails with ORA-01555.
+    pub undo_retention_secs: u64,
 }
 
 impl Default for SimConfig {
@@ -81,6 +85,7 @@ impl Default for SimConfig {
             session_pdb: None,
             dictionary_build_grant: true,
             dictionary_build_bytes: 16 * 1024,
+            undo_retention_secs: 900,
         }
     }
 }

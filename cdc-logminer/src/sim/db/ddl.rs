@@ -18,6 +18,15 @@ use crate::sim::model::{
 use crate::sim::rng::SimRng;
 use crate::sim::truth::TruthDdl;
 
+/// What a DDL statement does to a table's rows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum DdlRows {
+    /// They stay (in the new layout, for an ALTER).
+    Kept,
+    /// TRUNCATE: they are gone.
+    Emptied,
+}
+
 impl SimDatabase {
     /// Runs one DDL statement by `user` as a transaction of its own in the container's DDL
     /// session: START and the DDL row in one record, then COMMIT; the ground truth notes it.
@@ -27,6 +36,7 @@ impl SimDatabase {
         user: &str,
         t: TableRef,
         sql: String,
+        rows: DdlRows,
     ) -> Result<(), SimError> {
         let session = SessionName::ddl(con);
         self.begin(&session, None, Some(user), Some(false))?;
@@ -74,6 +84,11 @@ impl SimDatabase {
         );
         if let Some(s) = self.sessions.get_mut(&session) {
             s.tx = None;
+        }
+        if let Some(layout) = self.table(t)?.shared_layout() {
+            self.versions
+                .write()
+                .redefine(t, scn, layout, rows == DdlRows::Emptied);
         }
         let con_id = self.containers.get(con).map(|c| c.con).unwrap_or_default();
         self.truth.ddl.push(TruthDdl {
@@ -139,11 +154,16 @@ impl SimDatabase {
             .containers
             .get_mut(con)
             .ok_or_else(|| SimError::Scenario("no container".into()))?;
+        let (id, layout) = (table.id.clone(), table.shared_layout());
         c.tables.push(table);
-        Ok(TableRef {
+        let t = TableRef {
             con,
             index: c.tables.len() - 1,
-        })
+        };
+        if let Some(layout) = layout {
+            self.versions.write().register(t, id, layout);
+        }
+        Ok(t)
     }
 
     /// `CREATE TABLE` as issued: the table, and its DDL in the redo.
@@ -223,7 +243,7 @@ impl SimDatabase {
                 ));
             }
         }
-        self.ddl(con, user.unwrap_or(&spec.owner), t, sql)
+        self.ddl(con, user.unwrap_or(&spec.owner), t, sql, DdlRows::Kept)
     }
 
     /// A DDL statement on an existing table, refused (ORA-00054) while a transaction holds one
@@ -231,6 +251,7 @@ impl SimDatabase {
     fn alter_table(
         &mut self,
         name: &str,
+        rows: DdlRows,
         make_sql: &dyn Fn(&str) -> String,
         change: impl FnOnce(&mut SimTable, Scn, &mut SimRng, &mut u32) -> Result<(), SimError>,
     ) -> Result<(), SimError> {
@@ -250,7 +271,7 @@ impl SimDatabase {
         self.next_object = next_object;
         let quoted = self.table(t)?.id.quoted();
         let user = self.table(t)?.id.owner.clone();
-        self.ddl(t.con, &user, t, make_sql(&quoted))
+        self.ddl(t.con, &user, t, make_sql(&quoted), rows)
     }
 
     /// `ALTER TABLE … ADD (column)`: a new layout version, so older DML renders STATUS 2.
@@ -263,6 +284,7 @@ impl SimDatabase {
         let column = column.clone();
         self.alter_table(
             table,
+            DdlRows::Kept,
             &|q| format!("ALTER TABLE {q} {tail}"),
             move |t, scn, _, _| {
                 let mut layout = t
@@ -291,6 +313,7 @@ impl SimDatabase {
         let column = column.to_owned();
         self.alter_table(
             table,
+            DdlRows::Kept,
             &|q| format!("ALTER TABLE {q} {tail}"),
             move |t, scn, _, _| {
                 let at = removable_column(t, &column)?;
@@ -311,6 +334,7 @@ impl SimDatabase {
         let column = column.to_owned();
         self.alter_table(
             table,
+            DdlRows::Kept,
             &|q| format!("ALTER TABLE {q} {tail}"),
             move |t, scn, _, _| {
                 let at = removable_column(t, &column)?;
@@ -333,6 +357,7 @@ impl SimDatabase {
     pub(super) fn drop_unused_columns(&mut self, table: &str) -> Result<(), SimError> {
         self.alter_table(
             table,
+            DdlRows::Kept,
             &|q| format!("ALTER TABLE {q} DROP UNUSED COLUMNS"),
             move |t, scn, _, _| {
                 let mut layout = next_layout(t, scn)?;
@@ -359,6 +384,7 @@ impl SimDatabase {
         let column = column.clone();
         self.alter_table(
             table,
+            DdlRows::Kept,
             &|q| format!("ALTER TABLE {q} {tail}"),
             move |t, scn, _, _| {
                 let at = t
@@ -394,15 +420,20 @@ impl SimDatabase {
     /// A DDL statement that leaves the table as it is, with its text as given.
     pub(super) fn other_ddl(&mut self, table: &str, sql: &str) -> Result<(), SimError> {
         let sql = sql.to_owned();
-        self.alter_table(table, &|_| sql.clone(), |_, _, _, _| Ok(()))
+        self.alter_table(table, DdlRows::Kept, &|_| sql.clone(), |_, _, _, _| Ok(()))
     }
 
     /// `TRUNCATE TABLE`: the rows go without row changes in the redo.
     pub(super) fn truncate(&mut self, table: &str) -> Result<(), SimError> {
-        self.alter_table(table, &|q| format!("TRUNCATE TABLE {q}"), |t, _, _, _| {
-            t.rows.clear();
-            Ok(())
-        })
+        self.alter_table(
+            table,
+            DdlRows::Emptied,
+            &|q| format!("TRUNCATE TABLE {q}"),
+            |t, _, _, _| {
+                t.rows.clear();
+                Ok(())
+            },
+        )
     }
 
     /// `DROP TABLE … PURGE`: the table keeps its place, so its older redo still names it (as
@@ -411,8 +442,15 @@ impl SimDatabase {
         let t = resolve_table(&self.containers, None, table)?;
         let quoted = self.table(t)?.id.quoted();
         let user = self.table(t)?.id.owner.clone();
-        self.ddl(t.con, &user, t, format!("DROP TABLE {quoted} PURGE"))?;
+        self.ddl(
+            t.con,
+            &user,
+            t,
+            format!("DROP TABLE {quoted} PURGE"),
+            DdlRows::Kept,
+        )?;
         self.table_mut(t)?.dropped = true;
+        self.versions.write().drop_table(t);
         Ok(())
     }
 
@@ -433,6 +471,7 @@ impl SimDatabase {
         let name = name.to_owned();
         self.alter_table(
             table,
+            DdlRows::Kept,
             &|q| format!("ALTER TABLE {q} {tail}"),
             move |t, _, rng, next_object| {
                 if !matches!(t.organization, Organization::Range { .. }) {

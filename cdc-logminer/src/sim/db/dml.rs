@@ -2,7 +2,7 @@
 //! values stored out of the row).
 
 use cdc_core::change::ChangeOp;
-use cdc_core::{ColumnType, Scn, Value};
+use cdc_core::{ColumnType, ObjectId, Scn, Value};
 
 use super::SimDatabase;
 use super::lobs::{lob_out_of_row, locating_values};
@@ -33,9 +33,62 @@ fn normalise(col: &cdc_core::ColumnDef, v: Value) -> Value {
     }
 }
 
+/// ORA-01400 for a NULL in a NOT NULL column.
+fn not_null(table: &cdc_core::TableId, column: &str) -> SimError {
+    SimError::Ora(
+        cdc_core::ora::OraCode(1400),
+        format!(
+            "ORA-01400: cannot insert NULL into (\"{}\".\"{}\".\"{column}\")",
+            table.owner, table.table
+        ),
+    )
+}
+
 impl SimDatabase {
+    /// The ROWID of the table's next new row in segment `object`: rows fill blocks of 50
+    /// rows, spread over three files.
+    pub(super) fn new_row_id(&mut self, t: TableRef, object: ObjectId) -> Result<String, SimError> {
+        let table = self.table_mut(t)?;
+        let n = table.next_row;
+        table.next_row += 1;
+        Ok(crate::sim::render::rowid(
+            object.0,
+            4 + (n % 3),
+            300 + n / 50,
+            n % 50,
+        ))
+    }
+
+    /// A new row from a value for every column, in the layout's order, as Oracle stores
+    /// them (what [`SimDatabase::full_row`] makes of named values, without the lookups).
+    pub(super) fn stored_row(
+        &self,
+        t: TableRef,
+        mut row: Vec<Value>,
+    ) -> Result<Vec<Value>, SimError> {
+        let table = self.table(t)?;
+        let layout = table
+            .layout()
+            .ok_or_else(|| SimError::Scenario("table without layout".into()))?;
+        if row.len() != layout.columns.len() {
+            return Err(SimError::Scenario(format!(
+                "{}: {} values for {} columns",
+                table.id,
+                row.len(),
+                layout.columns.len()
+            )));
+        }
+        for (v, c) in row.iter_mut().zip(&layout.columns) {
+            *v = normalise(c, std::mem::replace(v, Value::Null));
+            if !c.nullable && v.is_null() {
+                return Err(not_null(&table.id, &c.name));
+            }
+        }
+        Ok(row)
+    }
+
     /// A new row: the given columns' values as Oracle stores them, NULL elsewhere.
-    fn full_row<V: ColumnInput>(
+    pub(super) fn full_row<V: ColumnInput>(
         &self,
         t: TableRef,
         values: &[(String, V)],
@@ -53,13 +106,7 @@ impl SimDatabase {
         }
         for (i, c) in layout.columns.iter().enumerate() {
             if !c.nullable && row[i].is_null() {
-                return Err(SimError::Ora(
-                    cdc_core::ora::OraCode(1400),
-                    format!(
-                        "ORA-01400: cannot insert NULL into (\"{}\".\"{}\".\"{}\")",
-                        table.id.owner, table.id.table, c.name
-                    ),
-                ));
+                return Err(not_null(&table.id, &c.name));
             }
         }
         Ok(row)
@@ -128,10 +175,7 @@ impl SimDatabase {
                     .collect()
             })
             .unwrap_or_default();
-        let table = self.table_mut(t)?;
-        let n = table.next_row;
-        table.next_row += 1;
-        let row_id = crate::sim::render::rowid(object.0, 4 + (n % 3), 300 + n / 50, n % 50);
+        let row_id = self.new_row_id(t, object)?;
         self.lock(
             session,
             RowKey {

@@ -5,7 +5,9 @@
 //! `ops` (the operations and their dispatch), `sessions`, `transactions`, `strands` (private
 //! strands), `undo`, `locks` (row locks), `tables` (finding a table), `dml`, `lobs`, `ddl`,
 //! `redo` (logs, switches, archiving, RS_IDs), `dictionary` (dictionary builds in the redo),
-//! `records` (what a redo record holds) and `config`.
+//! `records` (what a redo record holds), `versions` (the committed row versions flashback
+//! reads see, within the undo retention), `load` (tables filled with committed rows) and
+//! `config`.
 //!
 //! ```text
 //!   DbOp ──apply──► transaction change ──► redo group (one RS_ID, one SSN per row change)
@@ -21,6 +23,7 @@ mod config;
 mod ddl;
 mod dictionary;
 mod dml;
+mod load;
 mod lobs;
 mod locks;
 mod ops;
@@ -31,15 +34,19 @@ mod strands;
 mod tables;
 mod transactions;
 mod undo;
+mod versions;
 
 pub use config::SimConfig;
 pub(crate) use dictionary::RedoDictionary;
+pub use load::CommittedRows;
 pub use lobs::lob_out_of_row;
 pub(crate) use ops::ColumnInput;
 pub use ops::{DbOp, RowSel};
 pub(crate) use records::{Body, DmlKind, LobRow, Placed};
 pub(crate) use redo::RedoLog;
 pub use sessions::{Session, SessionName};
+pub(crate) use tables::TableRef;
+pub(crate) use versions::{CommittedVersions, KeyIndex, KeyTuple, TableVersions, VersionState};
 
 use std::collections::BTreeMap;
 
@@ -86,6 +93,8 @@ pub struct SimDatabase {
     pub(crate) threads: Vec<RedoThread>,
     /// Dictionary builds written into the redo, oldest first.
     builds: Vec<dictionary::BuildInfo>,
+    /// The committed row versions, shared with the snapshot readers handed out.
+    pub(crate) versions: CommittedVersions,
 }
 
 impl SimDatabase {
@@ -123,9 +132,15 @@ impl SimDatabase {
                 .collect()
         };
         let start_scn = 2_000_000 + rng.below(1_000_000);
+        let clock = SimClock::new(clock_offset);
+        let versions = CommittedVersions::new(
+            Scn(start_scn),
+            clock.epoch_nanos(),
+            config.undo_retention_secs,
+        );
         let mut db = SimDatabase {
             rng,
-            clock: SimClock::new(clock_offset),
+            clock,
             scn: start_scn,
             next_object: 72_000,
             containers,
@@ -142,6 +157,7 @@ impl SimDatabase {
             incarnation: 1,
             threads: vec![RedoThread(1)],
             builds: Vec::new(),
+            versions,
             config,
         };
         db.open_log(0, RedoThread(1), 1);
@@ -268,7 +284,23 @@ impl SimDatabase {
     /// The next SCN, 1–3 above the last.
     fn next_scn(&mut self) -> Scn {
         self.scn += 1 + self.rng.below(3);
+        self.publish_scn();
         Scn(self.scn)
+    }
+
+    /// Tells the committed versions where the SCN and the clock are: what a flashback read
+    /// may ask for, and which undo has expired.
+    fn publish_scn(&self) {
+        self.versions
+            .write()
+            .advance(Scn(self.scn), self.clock.epoch_nanos());
+    }
+
+    /// `ALTER SYSTEM SET UNDO_RETENTION`: committed versions older than `seconds` (in the
+    /// database's clock) are gone from now on.
+    pub fn set_undo_retention(&mut self, seconds: u64) {
+        self.config.undo_retention_secs = seconds;
+        self.versions.write().set_retention(seconds);
     }
 
     /// A new object id (DATA_OBJ#), 1–4 above the last.
@@ -281,5 +313,6 @@ impl SimDatabase {
     fn tick(&mut self, millis: u64) {
         self.clock.advance_millis(millis);
         self.scn += millis / 10;
+        self.publish_scn();
     }
 }

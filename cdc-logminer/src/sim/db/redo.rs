@@ -275,6 +275,7 @@ impl SimDatabase {
         self.incarnation += 1;
         self.resetlogs_scn = Scn(self.scn + 1);
         self.scn += 1;
+        self.publish_scn();
         let threads = self.threads.clone();
         for (i, th) in threads.iter().enumerate() {
             self.open_log(i, *th, 1);

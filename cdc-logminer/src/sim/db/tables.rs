@@ -73,6 +73,11 @@ impl SimDatabase {
             .ok_or_else(|| SimError::Scenario("no such table".into()))
     }
 
+    /// Looks a table up in container `con` (`OWNER.TABLE`, or `PDB.OWNER.TABLE`).
+    pub(crate) fn find_table_in(&self, con: usize, name: &str) -> Result<TableRef, SimError> {
+        resolve_table(&self.containers, Some(con), name)
+    }
+
     /// Looks a table up for a session (`OWNER.TABLE` in the session's container).
     pub(crate) fn find_table(
         &self,

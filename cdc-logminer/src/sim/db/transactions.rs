@@ -11,7 +11,9 @@ use super::records::{Body, Group, Record};
 use super::sessions::Session;
 use super::sessions::SessionName;
 use super::tables::TableRef;
+use super::versions::StoredRow;
 use crate::sim::SimError;
+use crate::sim::order::RowPos;
 use crate::sim::truth::{TruthChange, TruthTransaction};
 
 /// One row change of a transaction: what undo reverses and a commit adds to the ground truth.
@@ -310,6 +312,17 @@ impl SimDatabase {
                 changes,
             });
         }
+        // the after images become the rows' committed versions (moved, not copied)
+        let mut versions = Vec::with_capacity(tx.changes.len());
+        for c in tx.changes.into_iter().filter(|c| !c.undone && !c.failed) {
+            let pos = RowPos::parse(&c.row_id).ok_or_else(|| {
+                SimError::Scenario(format!("a change of row {:?}: not a ROWID", c.row_id))
+            })?;
+            versions.push((c.table, pos, c.after.map(StoredRow::from)));
+        }
+        self.versions
+            .write()
+            .commit(scn, self.clock.epoch_nanos(), versions);
         Ok(())
     }
 
