@@ -776,6 +776,12 @@ impl<S: RedoSource> RedoSource for Timed<S> {
     fn reconnect(&mut self) -> Result<(), SourceError> {
         self.other(|s| s.reconnect())
     }
+
+    fn snapshot_reader(
+        &mut self,
+    ) -> Result<Box<dyn cdc_logminer::source::SnapshotReader>, SourceError> {
+        self.other(|s| s.snapshot_reader())
+    }
 }
 
 impl EnginePass {

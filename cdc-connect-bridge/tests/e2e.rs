@@ -1071,11 +1071,8 @@ fn the_oracle_source_is_built_and_a_missing_client_is_cdc_1001_with_the_install_
         "colours in a log that is not a terminal:\n{log}"
     );
     assert!(!log.contains("built without"), "{log}");
-    // warned at start: the reserved key, and the default snapshot mode that takes no snapshot
-    for (key, part) in [
-        ("cdc.database.fan.enabled", "reserved"),
-        ("cdc.snapshot.mode", "no snapshot is taken"),
-    ] {
+    // warned at start: the reserved key
+    for (key, part) in [("cdc.database.fan.enabled", "reserved")] {
         assert!(
             log.lines()
                 .any(|line| line.contains("\"WARN\"") && line.contains(key) && line.contains(part)),

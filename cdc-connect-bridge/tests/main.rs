@@ -12,6 +12,7 @@ mod support;
 
 mod config_keys;
 mod e2e;
+mod e2e_snapshot;
 mod examples;
 mod golden;
 mod kafka_topics;

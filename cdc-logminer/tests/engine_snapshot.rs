@@ -757,3 +757,207 @@ fn a_select_override_limits_the_rows() {
     let orders = TableId::new("APP", "ORDERS");
     assert_eq!(consumer.tables[&orders].len(), all[&orders].len());
 }
+
+/// A signal record keyed by `key` at `offset`.
+fn signal(offset: i64, key: &str, value: &str) -> cdc_logminer::engine::SignalRecord {
+    cdc_logminer::engine::SignalRecord {
+        offset,
+        key: Some(key.as_bytes().to_vec()),
+        value: Some(value.as_bytes().to_vec()),
+    }
+}
+
+fn acks(records: &[EngineRecord]) -> Vec<(String, String, String)> {
+    ops(records, OpsKind::SignalAck)
+        .into_iter()
+        .map(|d| (d["id"].clone(), d["type"].clone(), d["outcome"].clone()))
+        .collect()
+}
+
+fn steps(
+    engine: &mut CaptureEngine<Shared>,
+    clock: &ManualClock,
+    out: &mut Vec<EngineRecord>,
+    n: usize,
+) {
+    for _ in 0..n {
+        engine.step(out).unwrap();
+        clock.advance(Duration::from_millis(250));
+    }
+}
+
+/// Each signal type over the channel the bridge feeds: answered once with a `signal-ack`,
+/// malformed ones rejected with the reason, another connector's ignored, a second snapshot
+/// rejected while one runs; a restart handles none of them again.
+#[test]
+fn each_signal_is_handled_once_across_a_restart() {
+    let spill = tempfile::tempdir().unwrap();
+    let source = Shared(Arc::new(Mutex::new(database(15, 1_500, 200, 2))));
+    let clock = ManualClock::default();
+    let mut engine = open(
+        source.clone(),
+        settings(&spill, SnapshotMode::OnSignal),
+        None,
+        &clock,
+    );
+    let (tx, rx) = std::sync::mpsc::sync_channel(64);
+    engine.attach_signals(rx);
+    let ours = "engine-test";
+    let all = [
+        signal(0, ours, "not json"),
+        signal(1, "another-connector", r#"{"id":"x","type":"log-state"}"#),
+        signal(
+            2,
+            "cdc",
+            r#"{"id":"s1","type":"snapshot","data":{"tables":["APP\\.CUSTOMERS","app\\.co.*"]}}"#,
+        ),
+        signal(
+            3,
+            ours,
+            r#"{"id":"s2","type":"snapshot","data":{"tables":["APP\\..*"]}}"#,
+        ),
+        signal(4, ours, r#"{"id":"l1","type":"log-state"}"#),
+        signal(5, ours, r#"{"id":"p1","type":"snapshot-pause"}"#),
+    ];
+    for s in all.iter().cloned() {
+        tx.send(s).unwrap();
+    }
+    let mut records = Vec::new();
+    steps(&mut engine, &clock, &mut records, 3);
+    assert_eq!(
+        acks(&records),
+        [
+            ("".into(), "".into(), "rejected".into()),
+            ("s1".into(), "snapshot".into(), "accepted".into()),
+            ("s2".into(), "snapshot".into(), "rejected".into()),
+            ("l1".into(), "log-state".into(), "done".into()),
+            ("p1".into(), "snapshot-pause".into(), "done".into()),
+        ]
+    );
+    let state = ops(&records, OpsKind::SignalAck)[3];
+    for field in [
+        "mined_to_scn",
+        "open_transactions",
+        "buffered_events",
+        "oldest_open_scn",
+        "largest",
+    ] {
+        assert!(
+            state.contains_key(field),
+            "log-state lacks {field}: {state:?}"
+        );
+    }
+    assert_eq!(state["snapshot_running"], "true");
+    assert!(ops(&records, OpsKind::SignalAck)[0]["message"].contains("not JSON"));
+    // paused: the batch of the step that handled s1 may have gone out, no more after
+    let before = snapshot_rows(&records);
+    steps(&mut engine, &clock, &mut records, 5);
+    assert_eq!(
+        snapshot_rows(&records),
+        before,
+        "rows published while paused"
+    );
+    assert_eq!(engine.position().signal_offset, Some(5));
+    assert_eq!(engine.signals_from(), 6);
+
+    // a restart from the last record: the same signals come again and none is handled
+    let position = Position::from_json(&records.last().unwrap().position.to_json()).unwrap();
+    drop(engine);
+    let mut engine = open(
+        source.clone(),
+        settings(&spill, SnapshotMode::OnSignal),
+        Some(position),
+        &clock,
+    );
+    assert_eq!(engine.signals_from(), 6);
+    let (tx, rx) = std::sync::mpsc::sync_channel(64);
+    engine.attach_signals(rx);
+    for s in all.iter().cloned() {
+        tx.send(s).unwrap();
+    }
+    tx.send(signal(6, ours, r#"{"id":"r1","type":"snapshot-resume"}"#))
+        .unwrap();
+    let mut after = Vec::new();
+    steps(&mut engine, &clock, &mut after, 1);
+    assert_eq!(
+        acks(&after),
+        [("r1".into(), "snapshot-resume".into(), "done".into())]
+    );
+    run_until_quiet(&mut engine, &clock, &mut after).unwrap();
+    // the resumed snapshot ends and tells the signal that asked for it
+    assert_eq!(
+        acks(&after),
+        [
+            ("r1".into(), "snapshot-resume".into(), "done".into()),
+            ("s1".into(), "snapshot".into(), "done".into()),
+        ]
+    );
+    let mut tables = BTreeSet::new();
+    for r in records.iter().chain(&after) {
+        if let RecordKind::Snapshot(row) = &r.kind {
+            assert_eq!(row.marker, SnapshotMarker::Incremental);
+            tables.insert(row.layout.table.to_string());
+        }
+    }
+    assert_eq!(
+        tables,
+        BTreeSet::from(["APP.CODES".to_owned(), "APP.CUSTOMERS".to_owned()])
+    );
+
+    // snapshot-stop ends a running snapshot for good; refresh-tables reads the set again
+    tx.send(signal(
+        7,
+        ours,
+        r#"{"id":"s3","type":"snapshot","data":{"tables":["APP\\.ORDERS"],"predicate":"ID > 10"}}"#,
+    ))
+    .unwrap();
+    tx.send(signal(8, ours, r#"{"id":"t1","type":"snapshot-stop"}"#))
+        .unwrap();
+    tx.send(signal(9, ours, r#"{"id":"f1","type":"refresh-tables"}"#))
+        .unwrap();
+    tx.send(signal(10, ours, r#"{"id":"t2","type":"snapshot-stop"}"#))
+        .unwrap();
+    let mut last = Vec::new();
+    steps(&mut engine, &clock, &mut last, 2);
+    assert_eq!(
+        acks(&last),
+        [
+            ("s3".into(), "snapshot".into(), "accepted".into()),
+            ("t1".into(), "snapshot-stop".into(), "done".into()),
+            ("f1".into(), "refresh-tables".into(), "done".into()),
+            ("t2".into(), "snapshot-stop".into(), "rejected".into()),
+        ]
+    );
+    let complete = ops(&last, OpsKind::SnapshotComplete);
+    assert_eq!(complete.last().unwrap()["stopped"], "true");
+    let progress =
+        SnapshotProgress::from_json(engine.position().snapshot.as_deref().unwrap()).unwrap();
+    assert!(progress.complete && progress.stopped);
+    assert_eq!(progress.condition.as_deref(), Some("ID > 10"));
+    assert!(!engine.snapshot_running());
+}
+
+/// Under `none` no snapshot is taken, not even on a signal.
+#[test]
+fn mode_none_rejects_a_snapshot_signal() {
+    let spill = tempfile::tempdir().unwrap();
+    let source = Shared(Arc::new(Mutex::new(database(16, 100, 0, 0))));
+    let clock = ManualClock::default();
+    let mut engine = open(source, settings(&spill, SnapshotMode::None), None, &clock);
+    let (tx, rx) = std::sync::mpsc::sync_channel(4);
+    engine.attach_signals(rx);
+    tx.send(signal(
+        0,
+        "cdc",
+        r#"{"id":"s","type":"snapshot","data":{"tables":["APP\\..*"]}}"#,
+    ))
+    .unwrap();
+    let mut records = Vec::new();
+    steps(&mut engine, &clock, &mut records, 2);
+    assert_eq!(
+        acks(&records),
+        [("s".into(), "snapshot".into(), "rejected".into())]
+    );
+    assert!(ops(&records, OpsKind::SignalAck)[0]["message"].contains("cdc.snapshot.mode=none"));
+    assert_eq!(snapshot_rows(&records), 0);
+}

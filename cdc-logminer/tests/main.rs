@@ -15,6 +15,7 @@ mod engine_journal;
 mod engine_lag;
 mod engine_policies;
 mod engine_restart;
+mod engine_snapshot;
 mod engine_strands;
 mod engine_topology;
 mod engine_truth;

@@ -27,6 +27,7 @@ pub mod offsets;
 mod producer;
 pub mod readback;
 pub mod schemas;
+pub mod signals;
 mod topics;
 
 pub use client::{CALL_TIMEOUT, KafkaClients, client_config};

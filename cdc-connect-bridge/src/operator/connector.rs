@@ -199,6 +199,19 @@ impl Connector {
                 backoff.reset();
             }
             let error = match result {
+                Ok(()) if stats.finished() => {
+                    // snapshot_only: the work is done, so the connector stops (a resume
+                    // starts a task that finds the snapshot complete and ends again)
+                    let mut inner = self.inner.lock();
+                    inner.signals = None;
+                    inner.desired = Desired::Stopped;
+                    inner.state = ConnectorState::Stopped;
+                    self.changed.notify_all();
+                    if exit_on_failure {
+                        return Ok(());
+                    }
+                    continue;
+                }
                 Ok(()) => {
                     let mut inner = self.inner.lock();
                     inner.signals = None;

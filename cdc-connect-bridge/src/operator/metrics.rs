@@ -234,6 +234,34 @@ pub const SERIES: &[Series] = &[
         "LogMiner sessions restarted after cdc.mining.session.max.age.ms",
         |s| s.engine.session_recycles,
     ),
+    counter(
+        "snapshot_chunk_retries",
+        "Snapshot chunk reads that failed and were read again (smaller after ORA-01555/08181)",
+        |s| s.engine.snapshot.chunk_retries,
+    ),
+    gauge_of(
+        "snapshot_chunks_pending",
+        "Snapshot chunks read and not published yet",
+        |s| gauge(s.engine.snapshot.chunks_pending),
+    ),
+    counter(
+        "snapshot_chunks_published",
+        "Snapshot chunks whose rows were published",
+        |s| s.engine.snapshot.chunks_published,
+    ),
+    counter("snapshot_chunks_read", "Snapshot chunks read", |s| {
+        s.engine.snapshot.chunks_read
+    }),
+    counter(
+        "snapshot_rows_published",
+        "Rows published by snapshots (op=r records)",
+        |s| s.engine.snapshot.rows_published,
+    ),
+    gauge_of(
+        "snapshot_tables_remaining",
+        "Tables of the running snapshot not done yet",
+        |s| gauge(s.engine.snapshot.tables_remaining),
+    ),
     gauge_of(
         "spill_max_bytes",
         "Disk budget of the spill files (cdc.buffer.spill.max.bytes)",

@@ -5,16 +5,16 @@ use std::sync::Arc;
 
 use cdc_core::change::ChangeOp;
 use cdc_core::{OpsEvent, Scn, TableId, TableLayout};
-use cdc_logminer::engine::{ChangeRecord, EngineRecord, RecordKind, SchemaChange};
+use cdc_logminer::engine::{ChangeRecord, EngineRecord, RecordKind, SchemaChange, SnapshotRecord};
 use cdc_offset::Position;
 use serde_json::{Map, Value as Json};
 
 use crate::record::envelope::{
     EnvelopeParts, SourceHead, TableFormat, change_value, commit_times, has_all, key_changed,
-    write_source, write_transaction,
+    write_snapshot_source, write_source, write_transaction,
 };
 use crate::record::error::BridgeError;
-use crate::record::headers::{Header, change_headers};
+use crate::record::headers::{Header, change_headers, snapshot_headers};
 use crate::record::key::KeyPlan;
 use crate::record::order::EventOrder;
 use crate::record::schemas::{PreparedSchema, envelope, envelope_text};
@@ -190,6 +190,15 @@ impl RecordBuilder {
                 }
                 result
             }
+            RecordKind::Snapshot(row) => {
+                let format = self.format(&row.layout)?;
+                let start = out.len();
+                let result = self.snapshot_records(&format, row, &position, out);
+                if result.is_err() {
+                    out.truncate(start);
+                }
+                result
+            }
             RecordKind::Heartbeat { reason, mined_to } => {
                 out.push(side(
                     &self.settings.side_topics.heartbeat,
@@ -328,6 +337,52 @@ impl RecordBuilder {
         let format = Arc::new(format);
         self.tables.insert(id, Arc::clone(&format));
         Ok(format)
+    }
+
+    /// A snapshot row: `op=r`, `before` null, the row's key as a change's, `transaction`
+    /// null, `ts_ms` the chunk's read time.
+    fn snapshot_records(
+        &self,
+        format: &TableFormat,
+        row: &SnapshotRecord,
+        position: &Arc<Position>,
+        out: &mut Vec<KafkaRecord>,
+    ) -> Result<(), BridgeError> {
+        let s = &self.settings;
+        let placeholder = s.unavailable_placeholder.as_str();
+        let key = format.key_text(Some(&row.values), Some(&row.row_id), row.scn.0, placeholder)?;
+        let key = key.and_then(|payload| {
+            Some(envelope_text(
+                format.key_schema.as_ref()?,
+                payload,
+                s.key_schemas,
+            ))
+        });
+        let mut after = Vec::with_capacity(32 * format.fields.len() + 2);
+        format.write_image(&mut after, &row.values, placeholder)?;
+        let mut source = Vec::with_capacity(384);
+        write_snapshot_source(&mut source, &self.source_head, row);
+        let ms = i64::try_from(row.read_ms).unwrap_or(i64::MAX);
+        let value = change_value(
+            s.value_schemas.then_some(&format.envelope_schema),
+            &EnvelopeParts {
+                before: None,
+                after: Some(&after),
+                source: &source,
+                op: "r",
+                times: (ms, ms.saturating_mul(1000), ms.saturating_mul(1_000_000)),
+                transaction: b"null",
+            },
+        );
+        out.push(KafkaRecord {
+            topic: Arc::clone(&format.topic),
+            key,
+            value: Some(value),
+            headers: snapshot_headers(row),
+            position: Arc::clone(position),
+            commits_offset: true,
+        });
+        Ok(())
     }
 
     fn change_records(

@@ -15,7 +15,7 @@ use cdc_core::change::{ColumnValue, CommitInfo};
 use cdc_core::config::LobMode;
 use cdc_core::table::{ColumnDef, TableLayout};
 use cdc_core::value::{OracleDateTime, Value};
-use cdc_logminer::engine::ChangeRecord;
+use cdc_logminer::engine::{ChangeRecord, SnapshotRecord};
 use serde_json::{Map, Value as Json};
 
 use crate::record::error::BridgeError;
@@ -566,6 +566,33 @@ pub fn write_source(
     string(out, "row_id", change.event.change.row_id.as_deref());
     string(out, "pdb", pdb);
     out.extend_from_slice(b"\"reselect\":null}");
+}
+
+/// Appends the `source` block of a snapshot row: the streaming-only fields (`txId`,
+/// `commit_scn`, `rs_id`, `ssn`, `redo_thread`, `user_name`) null, `scn` the SCN the chunk was
+/// read as of, `ts_ms` when it was read.
+pub fn write_snapshot_source(out: &mut Vec<u8>, head: &SourceHead, row: &SnapshotRecord) {
+    let table = &row.layout.table;
+    let pdb = table.pdb.as_deref();
+    out.extend_from_slice(&head.text);
+    json::push_i64(out, i64::try_from(row.read_ms).unwrap_or(i64::MAX));
+    out.extend_from_slice(b",\"snapshot\":");
+    json::push_str(out, row.marker.as_str());
+    out.extend_from_slice(b",\"db\":");
+    json::push_str(out, pdb.unwrap_or(&head.database));
+    out.extend_from_slice(b",\"sequence\":null,\"schema\":");
+    json::push_str(out, &table.owner);
+    out.extend_from_slice(b",\"table\":");
+    json::push_str(out, &table.table);
+    out.extend_from_slice(b",\"txId\":null,\"scn\":\"");
+    json::push_u64(out, row.scn.0);
+    out.extend_from_slice(
+        b"\",\"commit_scn\":null,\"rs_id\":null,\"ssn\":null,\"redo_thread\":null,\"user_name\":null,\"row_id\":",
+    );
+    json::push_str(out, &row.row_id);
+    out.extend_from_slice(b",\"pdb\":");
+    json::push_opt_str(out, pdb);
+    out.extend_from_slice(b",\"reselect\":null}");
 }
 
 /// Appends the `transaction` block.

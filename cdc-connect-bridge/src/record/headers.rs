@@ -12,8 +12,11 @@
 //! | `cdc.event_count` | int32 | changes the transaction publishes |
 //! | `cdc.schema_version` | int32 | table schema version the change was decoded with |
 //! | `cdc.split` | boolean | `true`, only on records of a split Oracle transaction |
+//!
+//! A snapshot row (`op=r`) carries `cdc.scn` (the SCN its chunk was read as of),
+//! `cdc.snapshot` (`true`) and `cdc.schema_version`.
 
-use cdc_logminer::engine::ChangeRecord;
+use cdc_logminer::engine::{ChangeRecord, SnapshotRecord};
 
 use crate::record::{json, text};
 
@@ -24,6 +27,7 @@ pub const EVENT_INDEX: &str = "cdc.event_index";
 pub const EVENT_COUNT: &str = "cdc.event_count";
 pub const SCHEMA_VERSION: &str = "cdc.schema_version";
 pub const SPLIT: &str = "cdc.split";
+pub const SNAPSHOT: &str = "cdc.snapshot";
 
 /// One record header: a name and its value bytes.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -65,4 +69,16 @@ pub fn change_headers(change: &ChangeRecord, split: bool) -> Vec<Header> {
         });
     }
     headers
+}
+
+/// The headers of a snapshot row's records.
+pub fn snapshot_headers(row: &SnapshotRecord) -> Vec<Header> {
+    vec![
+        Header::number(SCN, row.scn.0),
+        Header {
+            name: SNAPSHOT,
+            value: b"true".to_vec(),
+        },
+        Header::number(SCHEMA_VERSION, u64::from(row.layout.version)),
+    ]
 }

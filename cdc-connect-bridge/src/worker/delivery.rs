@@ -223,6 +223,7 @@ impl Delivery {
                 };
                 (sent, split)
             }
+            RecordKind::Snapshot(_) => (Sent::SnapshotRow, false),
             // the record builder refuses a kind it has no format for
             _ => (Sent::Side, false),
         };
@@ -342,7 +343,9 @@ impl Delivery {
         waiting: bool,
     ) -> Result<(), TaskError> {
         let mut out = out;
-        if !matches!(sent, Sent::Side) {
+        // records already on the topics are known by their transaction and event index,
+        // which only changes have
+        if matches!(sent, Sent::Change { .. } | Sent::LastChange { .. }) {
             self.drop_present(&mut out)?;
         }
         if let Some(creator) = self.topic_creator.as_mut() {
@@ -379,7 +382,7 @@ impl Delivery {
             delivery.bytes_sent += bytes;
         }
         self.out = out;
-        self.at_boundary = !matches!(sent, Sent::Change { .. });
+        self.at_boundary = !matches!(sent, Sent::Change { .. } | Sent::SnapshotRow);
         self.last_position = Some(Arc::clone(&position));
 
         match self.mode {

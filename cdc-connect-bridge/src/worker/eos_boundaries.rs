@@ -70,6 +70,9 @@ pub enum Sent {
     LastChange { split: bool },
     /// A heartbeat, ops or DLQ record between Oracle transactions.
     Side,
+    /// A snapshot row: a Kafka transaction does not end inside its chunk, whose
+    /// `snapshot-chunk-done` event (a side record) carries the offset past it.
+    SnapshotRow,
 }
 
 /// The planner's answer after a record.
@@ -161,6 +164,7 @@ impl TransactionPlanner {
         open.bytes += bytes;
         let open = *open;
         match sent {
+            Sent::SnapshotRow => Decision::Continue,
             Sent::Change { split } => {
                 if split {
                     self.part.0 += 1;

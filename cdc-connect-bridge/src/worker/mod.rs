@@ -30,7 +30,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use cdc_buffer::BufferMetrics;
-use cdc_core::config::{CdcConfig, TransactionBoundary};
+use cdc_core::config::{CdcConfig, SnapshotMode, TransactionBoundary};
 use cdc_core::{CdcCode, CdcError, Scn};
 use cdc_logminer::engine::{
     CaptureEngine, EngineMetrics, EngineSettings, JournalSetup, SystemClock, source_stop,
@@ -41,6 +41,7 @@ use parking_lot::Mutex;
 
 use crate::kafka::offsets::{KafkaOffsetStore, OffsetStoreError, StoredOffset};
 use crate::kafka::schemas::StoredSchemas;
+use crate::kafka::signals::SignalReader;
 use crate::kafka::{KafkaClients, KafkaFailure, side_topic_specs};
 use crate::operator::control::DeliveryMetrics;
 use crate::record::builder::RecordBuilder;
@@ -144,9 +145,17 @@ pub struct TaskStats {
     started: AtomicBool,
     /// The mining thread of a task that stopped while a step was still running.
     lingering: Mutex<Option<JoinHandle<Result<(), CdcError>>>>,
+    /// The task's work is done (`cdc.snapshot.mode=snapshot_only` and the snapshot is
+    /// complete): the connector stops rather than starting it again.
+    finished: AtomicBool,
 }
 
 impl TaskStats {
+    /// Whether the task ended because its work is done (a `snapshot_only` snapshot complete).
+    pub fn finished(&self) -> bool {
+        self.finished.load(Ordering::SeqCst)
+    }
+
     /// The delivery counters as they stand.
     pub fn delivery(&self) -> DeliveryMetrics {
         let mut delivery = *self.delivery.lock();
@@ -210,6 +219,7 @@ impl Default for TaskStats {
             resume_scn: AtomicU64::new(0),
             started: AtomicBool::new(false),
             lingering: Mutex::new(None),
+            finished: AtomicBool::new(false),
         }
     }
 }
@@ -435,6 +445,32 @@ fn run_with_source<S: RedoSource + Send + 'static>(
     if let Some(journal) = journal {
         engine.attach_journal(journal).map_err(TaskError::from)?;
     }
+    // signals are read from after the last one the position records; off under
+    // snapshot_only; a reader that cannot start leaves the task running without signals
+    let _signal_reader = if config.snapshot.mode == SnapshotMode::SnapshotOnly {
+        None
+    } else {
+        let started = KafkaClients::from_config(config)
+            .map_err(|e| e.to_string())
+            .and_then(|clients| {
+                SignalReader::start(
+                    &clients,
+                    &config.connect.name,
+                    &config.topics.signals,
+                    engine.signals_from(),
+                )
+            });
+        match started {
+            Ok((reader, rx)) => {
+                engine.attach_signals(rx);
+                Some(reader)
+            }
+            Err(error) => {
+                tracing::warn!(%error, topic = %config.topics.signals, "signals are not read");
+                None
+            }
+        }
+    };
     let mut builder = RecordBuilder::new(record_settings.as_ref().clone());
     builder.seed_schema_history(schemas.pruned(engine.position().resume.scn));
 
@@ -584,7 +620,14 @@ fn mine<S: RedoSource>(
     stats: &TaskStats,
     stop: &AtomicBool,
 ) -> Result<(), CdcError> {
-    engine.run(&mut sink, stop, |engine| publish(engine, stats))
+    engine.run(&mut sink, stop, |engine| publish(engine, stats))?;
+    if engine.snapshot_finished() {
+        tracing::info!(
+            "cdc.snapshot.mode=snapshot_only: the snapshot is complete; the task ends without streaming"
+        );
+        stats.finished.store(true, Ordering::SeqCst);
+    }
+    Ok(())
 }
 
 fn publish<S: RedoSource>(engine: &CaptureEngine<S>, stats: &TaskStats) {

@@ -37,6 +37,10 @@ pub(crate) fn record_bytes(record: &EngineRecord) -> usize {
         RecordKind::Change(change) => cdc_buffer::change_heap_bytes(&change.event),
         // a chunk holds its payload, up to cdc.txjournal.chunk.max.bytes and one frame
         RecordKind::Journal(journal) => journal.payload_bytes() as u64 + 256,
+        // a snapshot row's values, counted as a change's after image is
+        RecordKind::Snapshot(row) => {
+            cdc_buffer::image_heap_bytes(&row.values) + row.row_id.len() as u64
+        }
         // other side records are small and rare: a map of a few strings, a layout shared by Arc
         _ => 256,
     };

@@ -530,6 +530,12 @@ const DICTIONARY: &str = "builds on a primary while capturing a standby are not 
 const SNAPSHOT_INITIAL: &str = "cdc-logminer/tests/engine_snapshot.rs::an_initial_snapshot_and_the_stream_end_with_the_tables_contents";
 const SNAPSHOT_ONLY: &str = "cdc-logminer/tests/engine_snapshot.rs::snapshot_only_reads_the_tables_and_ends_without_streaming";
 const SNAPSHOT_NONE: &str = "cdc-logminer/tests/engine_snapshot.rs::mode_none_reads_no_table";
+const SNAPSHOT_E2E: &str =
+    "cdc-connect-bridge/tests/e2e_snapshot.rs::a_first_start_snapshots_200_000_rows_while_the_workload_runs_through_kills";
+const SIGNALS_E2E: &str =
+    "cdc-connect-bridge/tests/e2e_snapshot.rs::signals_through_the_topic_are_answered_once";
+const SNAPSHOT_SIGNALS: &str =
+    "cdc-logminer/tests/engine_snapshot.rs::each_signal_is_handled_once_across_a_restart";
 const SNAPSHOT_PARALLEL: &str =
     "cdc-logminer/tests/engine_snapshot.rs::parallel_readers_publish_chunks_in_key_order";
 const SNAPSHOT_CHUNKS: &str = "cdc-logminer/tests/engine_snapshot.rs::restarts_resume_from_the_frontier_and_read_no_finished_chunk_again";
@@ -621,6 +627,9 @@ pub static KEYS: &[KeySpec] = &[
     KeySpec::new("cdc.sim.dictionary.build.grant", G::Source, K::Boolean, Value("true"),
         "The simulated capture user may run DBMS_LOGMNR_D.BUILD (EXECUTE on DBMS_LOGMNR_D); false: a dictionary build fails with ORA-06550 / PLS-00201 as on a database without the grant (a scenario file sets `dictionary_build_grant` in its `database`).")
         .shown_by(&[SIM_KEYS]),
+    KeySpec::new("cdc.sim.table.rows", G::Source, int(0, 100_000_000), Value("0"),
+        "Rows each table of the simulator's standard schema (but the LOB table APP.DOCS) holds before the workload starts, committed through the ordinary redo: the rows a first start's snapshot reads.")
+        .shown_by(&[SIM_KEYS, SNAPSHOT_E2E]),
     KeySpec::new("cdc.sim.session.pdb", G::Source, K::Name, Unset,
         "The simulated database is a CDB with this one PDB and the session is connected to it: ADD_LOGFILE fails with ORA-65040, mining by SCN range works.")
         .shown_by(&[SIM_KEYS, "cdc-logminer/tests/engine_topology.rs::auto_mines_by_range_in_a_pdb"]),
@@ -851,8 +860,8 @@ pub static KEYS: &[KeySpec] = &[
         "Operational events.")
         .shown_by(&[RECORD_KEYS, SIDE_TOPICS]),
     KeySpec::new("cdc.signals.topic", G::Topics, K::TopicName, Value("${prefix}.cdc.signals"),
-        "Signals to the connector; the topic is created at start, but signals are not read yet.")
-        .shown_by(&[SIDE_TOPICS]),
+        "Signals to the connector: partition 0, records keyed by the connector name or `cdc.topic.prefix`, read at most once a second from after the last one handled (not read under `cdc.snapshot.mode=snapshot_only`).")
+        .shown_by(&[SIDE_TOPICS, SIGNALS_E2E]),
     KeySpec::new("cdc.schema.topic", G::Topics, K::TopicName, Value("${prefix}.cdc.schema"),
         "Table layouts (compacted; names and types, no values).")
         .shown_by(&[RECORD_KEYS, SIDE_TOPICS]),
@@ -884,10 +893,8 @@ pub static KEYS: &[KeySpec] = &[
         .shown_by(&[KAFKA_CLIENTS, DELIVERY_MODE]),
     // Snapshots
     KeySpec::new("cdc.snapshot.mode", G::Snapshot, K::Choice(SnapshotMode::ALLOWED), Value("initial"),
-        "When tables are read whole: `initial` at the first start (no offset) and then streaming, `none` never, `snapshot_only` once and then the task ends without streaming, `on_signal` only when a `snapshot` signal asks. An unfinished snapshot recorded in the offset always resumes.")
-        .supporting(&["initial", "none", "snapshot_only"],
-            "signals are not read yet, so no snapshot can be asked for on a signal")
-        .shown_by(&[SNAPSHOT_INITIAL, SNAPSHOT_ONLY, SNAPSHOT_NONE]),
+        "When tables are read whole: `initial` at the first start (no offset) and then streaming, `none` never (a `snapshot` signal is rejected), `snapshot_only` once and then the task ends without streaming, `on_signal` only when a `snapshot` signal asks. An unfinished snapshot recorded in the offset always resumes.")
+        .shown_by(&[SNAPSHOT_INITIAL, SNAPSHOT_ONLY, SNAPSHOT_NONE, SNAPSHOT_SIGNALS]),
     KeySpec::new("cdc.snapshot.threads", G::Snapshot, int(1, 64), Value("4"),
         "Chunks of a batch read in parallel, each on its own database session (at most `cdc.snapshot.max.pending.chunks`).")
         .shown_by(&[SNAPSHOT_PARALLEL]),

@@ -175,6 +175,9 @@ pub struct SimSettings {
     pub session_pdb: Option<String>,
     /// `cdc.sim.dictionary.build.grant`: the capture user may run DBMS_LOGMNR_D.BUILD.
     pub dictionary_build_grant: bool,
+    /// `cdc.sim.table.rows`: rows each table of the standard schema (but the LOB table) holds
+    /// before the workload starts.
+    pub table_rows: u64,
 }
 
 /// Where the database is.

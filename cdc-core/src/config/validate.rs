@@ -958,6 +958,7 @@ impl<'a> Validation<'a> {
                 standby_apply_lag_logs: self.u32("cdc.sim.standby.apply.lag.logs")?,
                 session_pdb: self.text("cdc.sim.session.pdb"),
                 dictionary_build_grant: self.boolean("cdc.sim.dictionary.build.grant")?,
+                table_rows: self.u64("cdc.sim.table.rows")?,
             },
             database: DatabaseSettings {
                 login: parts.login,

@@ -286,6 +286,14 @@ impl<S: RedoSource> CaptureEngine<S> {
         }
         Ok(match &signal.kind {
             SignalKind::Snapshot { tables, predicate } => {
+                if self.settings.snapshot.mode == SnapshotMode::None {
+                    return Ok(ack(
+                        SignalOutcome::Rejected,
+                        "cdc.snapshot.mode=none: no table is snapshotted; use on_signal (or \
+                         initial) to snapshot on a signal"
+                            .into(),
+                    ));
+                }
                 if let Some(running) = self.snapshot.progress() {
                     return Ok(ack(
                         SignalOutcome::Rejected,

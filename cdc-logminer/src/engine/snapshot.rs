@@ -13,7 +13,7 @@
 //!  next step (the stream waited for the batch)
 //! ```
 //!
-//! Why this order is enough (D31 in `docs/decisions.md`): a batch is read as of the SCN the
+//! Why this order is enough (D29 in `docs/decisions.md`): a batch is read as of the SCN the
 //! stream has reached, so every commit the stream published before it is in the rows read,
 //! and every commit it publishes after it comes later in redo order than what was read. For
 //! every key the last record is therefore the row's state. The progress lives in the offset's

@@ -193,8 +193,35 @@ pub fn sim_source(
     Ok(source)
 }
 
-/// The simulated database with its workload not yet run.
+/// The tables `cdc.sim.table.rows` fills: the standard schema's, but the LOB table.
+pub const SIM_LOADED_TABLES: [(&str, &str); 5] = [
+    ("APP", "CUSTOMERS"),
+    ("APP", "ORDERS"),
+    ("APP", "EVENTS"),
+    ("APP", "CODES"),
+    ("HR", "AUDIT_LOG"),
+];
+
+/// The simulated database with its workload not yet run (its tables filled first, with
+/// `cdc.sim.table.rows`).
 fn sim_database(sim: &SimSettings) -> Result<SimSource, SourceSetupError> {
+    let mut source = sim_database_empty(sim)?;
+    if sim.table_rows > 0 && sim.scenario.is_none() {
+        for (i, (owner, table)) in SIM_LOADED_TABLES.iter().enumerate() {
+            let mut id = cdc_core::TableId::new(*owner, *table);
+            if let Some(pdb) = &sim.session_pdb {
+                id = id.in_pdb(pdb.clone());
+            }
+            source
+                .database_mut()
+                .load_rows(&id, sim.table_rows, sim.seed.wrapping_add(i as u64))
+                .map_err(|e| SourceSetupError::Sim(format!("loading {id}: {e}")))?;
+        }
+    }
+    Ok(source)
+}
+
+fn sim_database_empty(sim: &SimSettings) -> Result<SimSource, SourceSetupError> {
     Ok(match &sim.scenario {
         Some(path) => Scenario::load(path)
             .and_then(|scenario| scenario.into_source(SIM_EVENTS_PER_POLL))
@@ -340,6 +367,15 @@ pub fn sim_expected(
         .captured(&captured, &tables.users_exclude))
 }
 
+/// The simulated database of `config` with its whole workload run: what a consumer of a
+/// capture that snapshotted its tables and streamed the rest ends with is its committed rows
+/// ([`SimDatabase::committed_rows`]).
+pub fn sim_final_database(config: &CdcConfig) -> Result<SimDatabase, SourceSetupError> {
+    let mut source = sim_source(config, None)?;
+    run_to_end(&mut source)?;
+    Ok(source.database().clone())
+}
+
 /// The SCN of the simulated database before its workload runs: as `cdc.start.scn`, a first
 /// start captures the workload's whole history (the demo and the end-to-end tests).
 pub fn sim_initial_scn(config: &CdcConfig) -> Result<cdc_core::Scn, SourceSetupError> {
@@ -440,6 +476,26 @@ mod tests {
             sim_source(&config, None).unwrap().database().current_scn()
         };
         assert!(backlog("true") > backlog("false"));
+
+        // tables filled before the workload, as committed rows a snapshot reads
+        let rows = |n: &str| {
+            let config = validated(&[
+                ("cdc.source", "sim"),
+                ("cdc.sim.changes", "0"),
+                ("cdc.sim.table.rows", n),
+            ]);
+            let db = sim_final_database(&config).unwrap();
+            SIM_LOADED_TABLES
+                .iter()
+                .map(|(o, t)| {
+                    db.committed_rows(&cdc_core::TableId::new(*o, *t))
+                        .unwrap()
+                        .len()
+                })
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(rows("0"), [0; 5]);
+        assert_eq!(rows("120"), [120; 5]);
 
         // the topology the simulated database reports, and the container of the session
         let identity = |extra: &[(&str, &str)]| {

@@ -183,20 +183,10 @@ fn init_logging(format: LogFormat) -> Arc<LogLevels> {
 }
 
 /// What the operator should know before the connector starts: the configuration's warnings
-/// (reserved keys, keys without effect, duplicates) and what a setting asks for that is not
-/// built yet.
+/// (reserved keys, keys without effect, duplicates).
 fn log_start_warnings(config: &cdc_core::config::CdcConfig) {
-    use cdc_core::config::SnapshotMode;
     for warning in config.warnings() {
         tracing::warn!(key = %warning.key, kind = ?warning.kind, "{}", warning.message);
-    }
-    if config.snapshot.mode != SnapshotMode::None {
-        tracing::warn!(
-            key = "cdc.snapshot.mode",
-            mode = config.snapshot.mode.as_str(),
-            "no snapshot is taken: snapshots are not built yet, so the connector delivers the \
-             changes committed after its start position, not the rows the tables already hold"
-        );
     }
 }
 
