@@ -466,3 +466,73 @@ fn schema_topic_records() {
     golden("schema_records.payload.txt", &schema_records("false"));
     golden("schema_records.schemas.txt", &schema_records("true"));
 }
+
+/// Snapshot rows: `op=r`, `before` and `transaction` null, the source's streaming-only fields
+/// null, `ts_ms` the chunk's read time, the marker in `source.snapshot`; headers `cdc.scn`,
+/// `cdc.snapshot`, `cdc.schema_version` only. A keyed row (first of its snapshot) and a keyless
+/// one under `cdc.key.missing=rowid` (incremental).
+#[test]
+fn snapshot_rows_keyed_and_by_rowid() {
+    use cdc_logminer::engine::{SnapshotMarker, SnapshotRecord};
+    let mut builder = RecordBuilder::new(settings(&[
+        ("cdc.key.missing", "rowid"),
+        ("value.converter.schemas.enable", "false"),
+        ("key.converter.schemas.enable", "false"),
+    ]));
+    let keyless = Arc::new(TableLayout {
+        table: TableId::new("APP", "AUDIT_LOG"),
+        version: 3,
+        valid_from: Scn(10),
+        columns: vec![ColumnDef::new("MSG", 1, ColumnType::Varchar2).with_length(100)],
+        key: vec![],
+        key_source: KeySource::RowId,
+        supplemental: Default::default(),
+        segment: Vec::new(),
+    });
+    let at = Arc::new(position(0, &commit(0, None, 1)));
+    let row = |layout: &Arc<TableLayout>, values, row_id: &str, marker| EngineRecord {
+        kind: RecordKind::Snapshot(SnapshotRecord {
+            layout: Arc::clone(layout),
+            row_id: row_id.into(),
+            values,
+            scn: Scn(4_711_000),
+            read_ms: 1_774_747_800_123,
+            marker,
+        }),
+        position: Arc::clone(&at),
+    };
+    let mut records = Vec::new();
+    builder
+        .append(
+            &row(
+                &orders_layout(),
+                order_row("7", "OPEN", "12.50"),
+                "AAAS5bAAEAAAACXAAB",
+                SnapshotMarker::First,
+            ),
+            context(),
+            &mut records,
+        )
+        .unwrap();
+    builder
+        .append(
+            &row(
+                &keyless,
+                vec![ColumnValue {
+                    column: 0,
+                    value: Value::Text("login".into()),
+                }],
+                "AAAR1bAAEAAAACXAAC",
+                SnapshotMarker::Incremental,
+            ),
+            context(),
+            &mut records,
+        )
+        .unwrap();
+    assert_eq!(records.len(), 2);
+    assert!(records.iter().all(|r| r.commits_offset));
+    golden(
+        "snapshot_rows.payload.txt",
+        &dump(&records, &builder.settings().server),
+    );
+}

@@ -44,6 +44,7 @@ const REFERENCE: &[(&str, Expected)] = &[
     ("cdc.sim.open.mode", Value("read_write")),
     ("cdc.sim.standby.apply.lag.logs", Value("0")),
     ("cdc.sim.session.pdb", NoLiteral),
+    ("cdc.sim.table.rows", Value("0")),
     ("cdc.sim.dictionary.build.grant", Value("true")),
     ("cdc.database.host", NoLiteral),
     ("cdc.database.port", Value("1521")),
