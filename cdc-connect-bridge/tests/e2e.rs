@@ -41,37 +41,6 @@ fn delivered_count(setup: &Setup, read_committed: bool) -> usize {
         .len()
 }
 
-/// Waits until a paused connector stopped sending and committing: its records-sent and
-/// Kafka-transaction counters did not move for 2 s (a paused task commits the open Kafka
-/// transaction at the next boundary, then sends nothing).
-fn wait_until_paused(rest: &str, name: &str) {
-    let counters = || {
-        let (_, body) = http("GET", &format!("{rest}/metrics"), None);
-        body.lines()
-            .filter(|l| {
-                l.starts_with("oracle_cdc_records_sent_total")
-                    || l.starts_with("oracle_cdc_kafka_transactions_committed_total")
-            })
-            .map(str::to_owned)
-            .collect::<Vec<_>>()
-    };
-    let mut last = counters();
-    let mut still_since = std::time::Instant::now();
-    let started = std::time::Instant::now();
-    while still_since.elapsed() < Duration::from_secs(2) {
-        assert!(
-            started.elapsed() < Duration::from_secs(120),
-            "{name} kept sending for two minutes after PUT /pause"
-        );
-        std::thread::sleep(Duration::from_millis(200));
-        let now = counters();
-        if now != last {
-            last = now;
-            still_since = std::time::Instant::now();
-        }
-    }
-}
-
 /// Waits (up to a minute) until the table topics grew past `before` records: the run is
 /// delivering.
 fn wait_for_flow(setup: &Setup, before: i64) -> bool {

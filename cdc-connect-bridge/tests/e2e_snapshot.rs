@@ -196,21 +196,24 @@ fn snapshot_complete(setup: &Setup, wait: Duration) -> bool {
 /// ends with exactly the database's contents.
 fn kills_during_a_snapshot(exactly_once: bool) {
     let Some(tansu) = broker() else { return };
-    let broker = if exactly_once {
+    // Under exactly-once a kill with a Kafka transaction open needs a broker that hides
+    // aborted records (the restart reads its offset read_committed). Without one, each kill
+    // comes after PUT /pause has taken hold: at a boundary, with no Kafka transaction open.
+    let (broker, pause_first) = if exactly_once {
         match std::env::var("CDC_TEST_BOOTSTRAP") {
-            Ok(bootstrap) if !bootstrap.is_empty() => bootstrap,
-            _ if hides_aborted_records(&tansu) => tansu,
+            Ok(bootstrap) if !bootstrap.is_empty() => (bootstrap, false),
+            _ if hides_aborted_records(&tansu) => (tansu, false),
             _ => {
                 eprintln!(
-                    "skipped: {tansu} does not hide aborted records from read_committed \
-                     readers, and a kill -9 under exactly-once leaves a Kafka transaction \
-                     open; set CDC_TEST_BOOTSTRAP to an Apache Kafka >= 3.6 broker"
+                    "note: {tansu} does not hide aborted records from read_committed readers, \
+                     so each kill comes after a pause took hold (no Kafka transaction open); \
+                     set CDC_TEST_BOOTSTRAP to an Apache Kafka >= 3.6 broker for random kills"
                 );
-                return;
+                (tansu, true)
             }
         }
     } else {
-        tansu
+        (tansu, false)
     };
     let test = if exactly_once { "snapeos" } else { "snapalo" };
     let setup = snapshot_setup(test, &broker, 50_000, 3_000, exactly_once);
@@ -231,6 +234,10 @@ fn kills_during_a_snapshot(exactly_once: bool) {
         );
         seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
         std::thread::sleep(Duration::from_millis(50 + (seed >> 33) % 350));
+        if pause_first {
+            lifecycle(&setup, "pause");
+            wait_until_paused(&setup.rest(), &setup.name);
+        }
         running.kill9();
         kills += 1;
         settle(&setup);

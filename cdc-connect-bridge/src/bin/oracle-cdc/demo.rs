@@ -102,6 +102,9 @@ pub fn demo_config(options: &DemoOptions, bootstrap: &str, run: &str) -> Config 
         ("transaction.boundary", boundary.into()),
         ("cdc.heartbeat.interval.ms", "1000".into()),
         ("cdc.rest.listen", "127.0.0.1:0".into()),
+        // the demo mines the database's whole history from its first SCN (cdc.start.scn), so
+        // every row comes from the stream and is checked against what was committed
+        ("cdc.snapshot.mode", "none".into()),
     ])
 }
 
