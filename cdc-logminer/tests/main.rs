@@ -13,6 +13,7 @@ mod decode_shapes;
 mod engine_faults;
 mod engine_journal;
 mod engine_lag;
+mod engine_new_tables;
 mod engine_policies;
 mod engine_restart;
 mod engine_snapshot;

@@ -951,3 +951,526 @@ fn loaded_rows_are_committed_with_values_of_every_type() {
     assert_eq!(sorted, (1..=520).collect::<Vec<_>>());
     assert!(db.committed_rows(&TableId::new("APP", "NOPE")).is_err());
 }
+
+fn num(n: i64) -> Value {
+    Value::Number(Decimal::new(i128::from(n), 0))
+}
+
+fn session(name: &str) -> cdc_logminer::sim::SessionName {
+    cdc_logminer::sim::SessionName::from(name)
+}
+
+/// The ORA code of a refused operation.
+fn refused(result: Result<(), cdc_logminer::sim::SimError>) -> u32 {
+    match result {
+        Err(cdc_logminer::sim::SimError::Ora(code, _)) => code.0,
+        other => panic!("expected an ORA error, got {other:?}"),
+    }
+}
+
+/// The object ids the dictionary lists for tables of that name.
+fn objects_named(source: &mut SimSource, name: &str) -> Vec<cdc_core::ObjectId> {
+    source
+        .resolve_objects(&|t: &TableId| t.table == name)
+        .expect("objects")
+        .into_iter()
+        .map(|o| o.object)
+        .collect()
+}
+
+/// A table's committed rows by their ID column, each as (column, value) pairs.
+fn by_id(db: &SimDatabase, table: &TableId, id: &str) -> BTreeMap<i128, Vec<(String, Value)>> {
+    db.committed_rows(table)
+        .expect("the table's rows")
+        .into_iter()
+        .map(|(_, row)| {
+            let key = row.iter().find(|(n, _)| n == id).map(|(_, v)| id_of(v));
+            (key.expect("an ID"), row)
+        })
+        .collect()
+}
+
+/// CREATE TABLE … AS SELECT as Oracle runs it: the DDL row in the redo (read by the decoder
+/// as a table that may hold rows), no row of the copy in the redo or the truth's
+/// transactions, the copy's committed rows readable from the DDL's SCN on (ORA-01466 below
+/// it), the table in the dictionary with the source's column types and its declared key,
+/// and its later DML like any other table's.
+#[test]
+fn a_table_created_as_select_holds_a_copy_of_the_committed_rows_without_their_redo() {
+    let mut db = database(41);
+    db.load_rows(&customers(), 600, 41).unwrap();
+    let mut source = SimSource::new(db);
+    source
+        .apply(&DbOp::Insert {
+            session: session("A"),
+            table: "APP.CUSTOMERS".into(),
+            row: vec![
+                ("ID".into(), num(10_000)),
+                ("NAME".into(), Value::Text("committed".into())),
+            ],
+            fails: false,
+        })
+        .unwrap();
+    source
+        .apply(&DbOp::Commit {
+            session: session("A"),
+        })
+        .unwrap();
+    // an open transaction's change: the copy is a consistent read and does not see it
+    source
+        .apply(&DbOp::Update {
+            session: session("OPEN"),
+            table: "APP.CUSTOMERS".into(),
+            rows: vec![cdc_logminer::sim::RowSel::Match(vec![(
+                "ID".into(),
+                num(5),
+            )])],
+            set: vec![("NAME".into(), Value::Text("uncommitted".into()))],
+        })
+        .unwrap();
+    let changes = source.database().truth().change_count();
+    let copy = TableId::new("APP", "CUST_COPY");
+    source
+        .apply(&DbOp::CreateTableAs {
+            table: "APP.CUST_COPY".into(),
+            from: "APP.CUSTOMERS".into(),
+            columns: vec!["ID".into(), "NAME".into(), "BALANCE".into()],
+            condition: Some("ID <= 300 OR ID = 10000".into()),
+            primary_key: vec!["ID".into()],
+            user: None,
+        })
+        .unwrap();
+
+    // the rows: the source's committed ones that meet the condition, with those columns
+    let db = source.database();
+    let source_rows = by_id(db, &customers(), "ID");
+    let copied = by_id(db, &copy, "ID");
+    assert_eq!(copied.len(), 301);
+    for (id, row) in &copied {
+        let want: Vec<(String, Value)> = ["ID", "NAME", "BALANCE"]
+            .iter()
+            .map(|c| {
+                let v = source_rows[id].iter().find(|(n, _)| n == c).unwrap();
+                v.clone()
+            })
+            .collect();
+        assert_eq!(row, &want, "row {id}");
+    }
+    assert!(copied[&10_000].contains(&("NAME".into(), Value::Text("committed".into()))));
+    assert!(
+        !copied[&5].contains(&("NAME".into(), Value::Text("uncommitted".into()))),
+        "an open transaction's change was copied"
+    );
+
+    // the truth: no change for the copy, the DDL with the rows it loaded
+    assert_eq!(db.truth().change_count(), changes, "a CTAS writes no DML");
+    let ddl = db.truth().ddl.last().unwrap().clone();
+    assert_eq!(ddl.table, copy);
+    assert_eq!(ddl.rows_loaded, 301);
+    assert_eq!(
+        ddl.sql,
+        "CREATE TABLE \"APP\".\"CUST_COPY\" (\"ID\", \"NAME\", \"BALANCE\", PRIMARY KEY \
+         (\"ID\")) AS SELECT \"ID\", \"NAME\", \"BALANCE\" FROM \"APP\".\"CUSTOMERS\" WHERE ID \
+         <= 300 OR ID = 10000"
+    );
+    let info = cdc_logminer::decode::classify_ddl(&ddl.sql);
+    assert_eq!(info.kind, cdc_logminer::decode::DdlKind::Create);
+    assert!(info.may_hold_rows, "the decoder reads it as a CTAS");
+    assert_eq!(info.table.map(|t| t.name), Some("CUST_COPY".to_owned()));
+
+    // the dictionary: a new object, the source's column types, the declared key
+    let object = objects_named(&mut source, "CUST_COPY");
+    assert_eq!(object.len(), 1);
+    assert!(!objects_named(&mut source, "CUSTOMERS").contains(&object[0]));
+    let layout = layout(&mut source, &copy);
+    let from = self::layout(&mut source, &customers());
+    for column in &layout.columns {
+        let original = from.column(&column.name).unwrap();
+        assert_eq!(
+            (
+                &column.data_type,
+                column.length,
+                column.precision,
+                column.scale
+            ),
+            (
+                &original.data_type,
+                original.length,
+                original.precision,
+                original.scale
+            ),
+            "{}",
+            column.name
+        );
+    }
+    let names: Vec<&str> = layout.columns.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(names, ["ID", "NAME", "BALANCE"]);
+    assert_eq!(layout.key, ["ID"]);
+    assert_eq!(layout.key_source, cdc_core::KeySource::PrimaryKey);
+    assert!(!layout.columns[0].nullable);
+
+    // the redo: the DDL row, no row of the copy
+    let mined = cdc_logminer::sim::source::mine_all(
+        &mut source,
+        &|t: &TableId| t.table == "CUST_COPY",
+        &[],
+    )
+    .unwrap();
+    let of_copy: Vec<&cdc_core::MinedRow> = mined
+        .iter()
+        .filter(|r| r.table_name.as_deref() == Some("CUST_COPY"))
+        .collect();
+    assert_eq!(of_copy.len(), 1, "{of_copy:?}");
+    assert_eq!(of_copy[0].operation, cdc_core::Operation::Ddl);
+    assert_eq!(of_copy[0].sql_redo.as_deref(), Some(ddl.sql.as_str()));
+    assert_eq!(of_copy[0].data_obj, Some(object[0]));
+    assert_eq!(of_copy[0].scn, ddl.scn);
+
+    // flashback reads: not below the DDL, the whole copy from it on
+    let mut reader = source.snapshot_reader().unwrap();
+    let below = query(&mut source, &copy, Scn(ddl.scn.0 - 1));
+    assert_eq!(ora(read(reader.as_mut(), &below)), 1466);
+    let at = query(&mut source, &copy, ddl.scn);
+    let rows = named(&at, &read(reader.as_mut(), &at).unwrap());
+    let committed: Rows = source
+        .database()
+        .committed_rows(&copy)
+        .unwrap()
+        .into_iter()
+        .collect();
+    assert_same(&rows, &committed, "the copy at its DDL");
+
+    // its DML is in the redo and the truth like any table's
+    source
+        .apply(&DbOp::Update {
+            session: session("B"),
+            table: "APP.CUST_COPY".into(),
+            rows: vec![cdc_logminer::sim::RowSel::Match(vec![(
+                "ID".into(),
+                num(7),
+            )])],
+            set: vec![("NAME".into(), Value::Text("later".into()))],
+        })
+        .unwrap();
+    source
+        .apply(&DbOp::Commit {
+            session: session("B"),
+        })
+        .unwrap();
+    let truth = source.database().truth();
+    assert_eq!(truth.change_count(), changes + 1);
+    assert_eq!(truth.transactions.last().unwrap().changes[0].table, copy);
+    let mined = cdc_logminer::sim::source::mine_all(
+        &mut source,
+        &|t: &TableId| t.table == "CUST_COPY",
+        &[],
+    )
+    .unwrap();
+    assert!(
+        mined
+            .iter()
+            .any(|r| r.operation == cdc_core::Operation::Update
+                && r.table_name.as_deref() == Some("CUST_COPY"))
+    );
+
+    // SELECT *, no key: every column, every committed row, keyless
+    source
+        .apply(&DbOp::CreateTableAs {
+            table: "APP.CUST_ALL".into(),
+            from: "APP.CUSTOMERS".into(),
+            columns: vec![],
+            condition: None,
+            primary_key: vec![],
+            user: Some("ETL_BATCH".into()),
+        })
+        .unwrap();
+    let all = TableId::new("APP", "CUST_ALL");
+    let layout = self::layout(&mut source, &all);
+    assert_eq!(layout.columns.len(), from.columns.len());
+    assert!(layout.key.is_empty());
+    assert_eq!(layout.key_source, cdc_core::KeySource::None);
+    assert_eq!(source.database().committed_rows(&all).unwrap().len(), 601);
+    let ddl = source.database().truth().ddl.last().unwrap();
+    assert_eq!(
+        ddl.sql,
+        "CREATE TABLE \"APP\".\"CUST_ALL\" AS SELECT * FROM \"APP\".\"CUSTOMERS\""
+    );
+    assert_eq!(ddl.rows_loaded, 601);
+}
+
+/// A CREATE TABLE … AS SELECT that Oracle refuses leaves no table and no DDL behind.
+#[test]
+fn a_refused_table_copy_leaves_nothing() {
+    let mut source = SimSource::new(database(42));
+    let pairs = cdc_logminer::sim::TableSpec {
+        pdb: None,
+        owner: "APP".into(),
+        name: "PAIRS".into(),
+        columns: ["A", "B"]
+            .iter()
+            .map(|n| cdc_logminer::sim::ColumnSpec {
+                name: (*n).into(),
+                data_type: "NUMBER".into(),
+                nullable: true,
+            })
+            .collect(),
+        primary_key: vec![],
+        unique_indexes: vec![],
+        organization: cdc_logminer::sim::Organization::Heap,
+    };
+    source
+        .apply(&DbOp::CreateTable {
+            spec: pairs,
+            user: None,
+        })
+        .unwrap();
+    for (a, b) in [(1, Some(1)), (1, Some(2)), (2, None)] {
+        source
+            .apply(&DbOp::Insert {
+                session: session("A"),
+                table: "APP.PAIRS".into(),
+                row: vec![
+                    ("A".into(), num(a)),
+                    ("B".into(), b.map_or(Value::Null, num)),
+                ],
+                fails: false,
+            })
+            .unwrap();
+    }
+    source
+        .apply(&DbOp::Commit {
+            session: session("A"),
+        })
+        .unwrap();
+    let ddl = source.database().truth().ddl.len();
+    let copy =
+        |table: &str, from: &str, columns: &[&str], condition: Option<&str>, key: &[&str]| {
+            DbOp::CreateTableAs {
+                table: table.into(),
+                from: from.into(),
+                columns: columns.iter().map(|c| (*c).to_owned()).collect(),
+                condition: condition.map(str::to_owned),
+                primary_key: key.iter().map(|c| (*c).to_owned()).collect(),
+                user: None,
+            }
+        };
+    for (op, code) in [
+        (copy("APP.X", "APP.NOPE", &[], None, &[]), 942),
+        (copy("APP.CUSTOMERS", "APP.PAIRS", &[], None, &[]), 955),
+        (copy("APP.X", "APP.PAIRS", &["A", "C"], None, &[]), 904),
+        (copy("APP.X", "APP.PAIRS", &["A", "A"], None, &[]), 957),
+        (copy("APP.X", "APP.PAIRS", &["A"], None, &["B"]), 904),
+        (copy("APP.X", "APP.PAIRS", &[], Some("A 5"), &[]), 920),
+        (copy("APP.X", "APP.PAIRS", &[], None, &["A"]), 1),
+        (copy("APP.X", "APP.PAIRS", &[], None, &["B"]), 1400),
+    ] {
+        assert_eq!(refused(source.apply(&op)), code, "{op:?}");
+    }
+    assert!(objects_named(&mut source, "X").is_empty());
+    assert_eq!(source.database().truth().ddl.len(), ddl);
+    assert!(
+        source
+            .database()
+            .committed_rows(&TableId::new("APP", "X"))
+            .is_err()
+    );
+    // the same copy where the key holds
+    source
+        .apply(&copy(
+            "APP.X",
+            "APP.PAIRS",
+            &[],
+            Some("B IS NOT NULL AND B > 1"),
+            &["A"],
+        ))
+        .unwrap();
+    let rows = source
+        .database()
+        .committed_rows(&TableId::new("APP", "X"))
+        .unwrap();
+    assert_eq!(rows.len(), 1);
+    assert_eq!(rows[0].1, [("A".into(), num(1)), ("B".into(), num(2))]);
+}
+
+/// ALTER TABLE … RENAME TO keeps the object, its ids, rows and layout under the new name:
+/// the dictionary lists it there only, LogMiner names its rows so (older ones too, as the
+/// online catalog does), a flashback read below the rename fails, and the DDL row reads as
+/// a rename to the decoder.
+#[test]
+fn a_renamed_table_keeps_its_object_and_rows_under_its_new_name() {
+    let mut db = database(43);
+    db.load_rows(&events(), 300, 43).unwrap();
+    let mut source = SimSource::new(db);
+    let objects = objects_named(&mut source, "EVENTS");
+    let old_layout = layout(&mut source, &events());
+    let rename = |table: &str, to: &str| DbOp::RenameTable {
+        table: table.into(),
+        to: to.into(),
+    };
+    // a row held by an open transaction: the rename cannot lock the table
+    source
+        .apply(&DbOp::Insert {
+            session: session("OPEN"),
+            table: "APP.EVENTS".into(),
+            row: vec![("EVENT_ID".into(), num(10_000))],
+            fails: false,
+        })
+        .unwrap();
+    assert_eq!(
+        refused(source.apply(&rename("APP.EVENTS", "EVENTS_OLD"))),
+        54
+    );
+    source
+        .apply(&DbOp::Commit {
+            session: session("OPEN"),
+        })
+        .unwrap();
+    let before = source.database().current_scn();
+    let rows = source.database().committed_rows(&events()).unwrap();
+    assert_eq!(rows.len(), 301);
+    for (table, to, code) in [
+        ("APP.EVENTS", "CUSTOMERS", 955),
+        ("APP.EVENTS", "HR.EVENTS_OLD", 14047),
+        ("APP.NOPE", "EVENTS_OLD", 942),
+    ] {
+        assert_eq!(
+            refused(source.apply(&rename(table, to))),
+            code,
+            "{table} {to}"
+        );
+    }
+    let mut reader = source.snapshot_reader().unwrap();
+    let old_query = query(&mut source, &events(), before);
+    source.apply(&rename("APP.EVENTS", "EVENTS_OLD")).unwrap();
+    let renamed = TableId::new("APP", "EVENTS_OLD");
+
+    assert!(objects_named(&mut source, "EVENTS").is_empty());
+    assert_eq!(objects_named(&mut source, "EVENTS_OLD"), objects);
+    let new_layout = layout(&mut source, &renamed);
+    assert_eq!(new_layout.table, renamed);
+    assert_eq!(
+        (&new_layout.columns, new_layout.version, &new_layout.key),
+        (&old_layout.columns, old_layout.version, &old_layout.key),
+        "a rename is no new layout version"
+    );
+    assert_eq!(source.database().committed_rows(&renamed).unwrap(), rows);
+    assert!(source.database().committed_rows(&events()).is_err());
+
+    let ddl = source.database().truth().ddl.last().unwrap().clone();
+    assert_eq!(ddl.table, renamed);
+    assert_eq!(
+        ddl.sql,
+        "ALTER TABLE \"APP\".\"EVENTS\" RENAME TO \"EVENTS_OLD\""
+    );
+    let info = cdc_logminer::decode::classify_ddl(&ddl.sql);
+    assert_eq!(info.kind, cdc_logminer::decode::DdlKind::Rename);
+    assert_eq!(info.table.map(|t| t.name), Some("EVENTS".to_owned()));
+    assert_eq!(
+        info.renamed_to.map(|t| t.name),
+        Some("EVENTS_OLD".to_owned())
+    );
+
+    // flashback reads: the old name is gone, the new one not readable below the rename
+    assert_eq!(ora(read(reader.as_mut(), &old_query)), 942);
+    assert_eq!(
+        ora(read(reader.as_mut(), &query(&mut source, &renamed, before))),
+        1466
+    );
+    let now = query(&mut source, &renamed, ddl.scn);
+    assert_eq!(read(reader.as_mut(), &now).unwrap().len(), 301);
+
+    // DML goes on under the new name; LogMiner names the older rows so too
+    assert_eq!(
+        refused(source.apply(&DbOp::Delete {
+            session: session("B"),
+            table: "APP.EVENTS".into(),
+            rows: vec![cdc_logminer::sim::RowSel::Match(vec![(
+                "EVENT_ID".into(),
+                num(1)
+            )])],
+        })),
+        942
+    );
+    source
+        .apply(&DbOp::Delete {
+            session: session("B"),
+            table: "APP.EVENTS_OLD".into(),
+            rows: vec![cdc_logminer::sim::RowSel::Match(vec![(
+                "EVENT_ID".into(),
+                num(1),
+            )])],
+        })
+        .unwrap();
+    source
+        .apply(&DbOp::Commit {
+            session: session("B"),
+        })
+        .unwrap();
+    let truth = source.database().truth();
+    let tables: Vec<&TableId> = truth
+        .transactions
+        .iter()
+        .flat_map(|t| t.changes.iter().map(|c| &c.table))
+        .collect();
+    assert_eq!(
+        tables,
+        [&events(), &renamed],
+        "each change under its name then"
+    );
+    let mined = cdc_logminer::sim::source::mine_all(
+        &mut source,
+        &|t: &TableId| t.table == "EVENTS_OLD",
+        &[],
+    )
+    .unwrap();
+    let dml: Vec<(&str, u32)> = mined
+        .iter()
+        .filter(|r| {
+            matches!(
+                r.operation,
+                cdc_core::Operation::Insert | cdc_core::Operation::Delete
+            )
+        })
+        .map(|r| (r.table_name.as_deref().unwrap_or(""), r.status))
+        .collect();
+    assert_eq!(dml, [("EVENTS_OLD", 0), ("EVENTS_OLD", 0)]);
+}
+
+/// The two statements as scenario events.
+#[test]
+fn scenario_events_copy_and_rename_tables() {
+    let scenario = cdc_logminer::sim::Scenario::from_json(
+        r#"{
+          "name": "copy_then_rename",
+          "database": { "seed": 3 },
+          "events": [
+            { "event": "insert", "session": "s", "table": "APP.CUSTOMERS", "values": { "ID": 1, "NAME": "a" } },
+            { "event": "insert", "session": "s", "table": "APP.CUSTOMERS", "values": { "ID": 2, "NAME": "b" } },
+            { "event": "commit", "session": "s" },
+            { "event": "create_table_as", "table": "APP.STAGE", "from": "APP.CUSTOMERS",
+              "columns": ["ID", "NAME"], "condition": "ID > 1", "primary_key": ["ID"] },
+            { "event": "rename_table", "table": "APP.STAGE", "to": "CUSTOMERS_2" }
+          ]
+        }"#,
+    )
+    .unwrap();
+    let source = scenario.play().unwrap();
+    let db = source.database();
+    let rows = db
+        .committed_rows(&TableId::new("APP", "CUSTOMERS_2"))
+        .unwrap();
+    assert_eq!(rows.len(), 1);
+    assert_eq!(
+        rows[0].1,
+        [
+            ("ID".into(), num(2)),
+            ("NAME".into(), Value::Text("b".into()))
+        ]
+    );
+    let loaded: Vec<u64> = db.truth().ddl.iter().map(|d| d.rows_loaded).collect();
+    assert_eq!(loaded, [1, 0]);
+    let unknown = cdc_logminer::sim::Scenario::from_json(
+        r#"{"name": "x", "events": [{ "event": "rename_table", "table": "APP.A", "into": "B" }]}"#,
+    );
+    assert!(unknown.is_err());
+}

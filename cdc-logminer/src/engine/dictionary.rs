@@ -436,10 +436,15 @@ impl<S: RedoSource> CaptureEngine<S> {
             kind: OpsKind::DdlSeen,
             details: seen,
         });
-        let touches_captured = info.table.as_ref().is_some_and(|t| {
-            let id = ddl_table_id(row, t);
-            self.decoder.tables.contains_key(&id) || (self.settings.table_filter)(&id)
-        });
+        // a rename touches the captured set by its new name too: a table renamed into it joins
+        let renamed_to = info.renamed_to.as_ref().map(|t| ddl_table_id(row, t));
+        let touches_captured = info
+            .table
+            .as_ref()
+            .map(|t| ddl_table_id(row, t))
+            .iter()
+            .chain(&renamed_to)
+            .any(|id| self.decoder.tables.contains_key(id) || (self.settings.table_filter)(id));
         if !touches_captured {
             return Ok(());
         }
@@ -455,12 +460,17 @@ impl<S: RedoSource> CaptureEngine<S> {
                 // a stored version differing from the dictionary matters at start only
                 let ddl_table = info.table.as_ref().map(|t| ddl_table_id(row, t));
                 let changes = crate::decode::column_changes(row.sql_redo.as_deref().unwrap_or(""));
-                let _ = self.refresh_objects(
+                let joining = match info.kind {
+                    DdlKind::Rename => renamed_to.clone(),
+                    _ => ddl_table.clone(),
+                };
+                let _ = self.refresh_objects_joining(
                     row.scn,
                     Refresh::Ddl {
                         table: ddl_table,
                         changes,
                     },
+                    renamed_to.as_ref(),
                 )?;
                 // a table that may already hold rows when it joins (CREATE … AS SELECT,
                 // FLASHBACK … BEFORE DROP, a rename into the captured set) is snapshotted
@@ -468,7 +478,7 @@ impl<S: RedoSource> CaptureEngine<S> {
                 let snapshot = self.settings.snapshot.mode
                     == cdc_core::config::SnapshotMode::Initial
                     && (info.may_hold_rows || info.kind == DdlKind::Rename);
-                let added: Vec<String> = self.side.schema[announced..]
+                let mut added: Vec<String> = self.side.schema[announced..]
                     .iter()
                     .filter_map(|change| match change {
                         SchemaChange::Version(layout)
@@ -479,10 +489,30 @@ impl<S: RedoSource> CaptureEngine<S> {
                         _ => None,
                     })
                     .collect();
-                let events: Vec<OpsEvent> = self.side.schema[announced..]
+                let mut events: Vec<OpsEvent> = self.side.schema[announced..]
                     .iter()
                     .flat_map(|change| ddl_events(change, &captured_before, row.scn, snapshot))
                     .collect();
+                // captured before its own CREATE … AS SELECT (FLASHBACK, RENAME) was mined: the
+                // start found it in the dictionary, made while the connector was stopped, and
+                // its rows are in no redo. Unless a snapshot knows it (an earlier run announced
+                // it, and this DDL is mined again), it joins here.
+                if snapshot
+                    && let Some(table) = joining.filter(|t| {
+                        captured_before.contains(t)
+                            && self.decoder.tables.contains_key(t)
+                            && !self.snapshot_knows(&t.to_string())
+                    })
+                {
+                    events.push(OpsEvent::new(
+                        OpsKind::TableAdded,
+                        BTreeMap::from([
+                            ("table".to_owned(), table.pattern_name()),
+                            ("snapshot".to_owned(), "true".to_owned()),
+                        ]),
+                    ));
+                    added.push(table.to_string());
+                }
                 self.side.ops.extend(events);
                 if snapshot && !added.is_empty() {
                     self.snapshot_later(added);
@@ -519,6 +549,20 @@ impl<S: RedoSource> CaptureEngine<S> {
         &mut self,
         valid_from: Scn,
         refresh: Refresh,
+    ) -> Result<Vec<(TableId, u32)>, CdcError> {
+        self.refresh_objects_joining(valid_from, refresh, None)
+    }
+
+    /// [`Self::refresh_objects`]; at a DDL row of a table, the tables that join are that
+    /// table and `renamed_to`, the new name a RENAME gives it. Another table the dictionary
+    /// lists now but the capture lacks has its own DDL (CREATE, RENAME, FLASHBACK) still ahead
+    /// in the redo, which adds it when mined: joining here would capture the rows it had under
+    /// another name before, and take this DDL's snapshot decision for it.
+    fn refresh_objects_joining(
+        &mut self,
+        valid_from: Scn,
+        refresh: Refresh,
+        renamed_to: Option<&TableId>,
     ) -> Result<Vec<(TableId, u32)>, CdcError> {
         let filter = Arc::clone(&self.settings.table_filter);
         let pdbs = self.settings.pdbs.clone();
@@ -564,9 +608,11 @@ impl<S: RedoSource> CaptureEngine<S> {
                 ..
             } = &refresh
                 && *changed != table
-                && let Some(current) = self.decoder.tables.get(&table)
+                && renamed_to != Some(&table)
             {
-                decode_tables.insert(table, current.clone());
+                if let Some(current) = self.decoder.tables.get(&table) {
+                    decode_tables.insert(table, current.clone());
+                }
                 continue;
             }
             let unchanged = self.decoder.tables.get(&table).filter(|current| {
@@ -631,6 +677,8 @@ impl<S: RedoSource> CaptureEngine<S> {
         self.side
             .schema
             .extend(removed.into_iter().cloned().map(SchemaChange::Removed));
+        // the objects of a table left out above are not mined either
+        objects.retain(|_, table| decode_tables.contains_key(table));
         self.decoder.objects = Arc::new(objects);
         self.decoder.tables = Arc::new(decode_tables);
         Ok(differing)

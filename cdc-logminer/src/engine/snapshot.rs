@@ -684,6 +684,21 @@ impl<S: RedoSource> CaptureEngine<S> {
         self.store_progress();
     }
 
+    /// Whether a snapshot has `table` in hand: waiting, in the running one, or in the one the
+    /// position records as finished.
+    pub(super) fn snapshot_knows(&self, table: &str) -> bool {
+        let in_progress = |p: &SnapshotProgress| p.table(table).is_some();
+        self.snapshot.pending.iter().any(|t| t == table)
+            || self.snapshot.progress.as_ref().is_some_and(in_progress)
+            || self
+                .commit
+                .position
+                .snapshot
+                .as_deref()
+                .and_then(|text| SnapshotProgress::from_json(text).ok())
+                .is_some_and(|p| in_progress(&p))
+    }
+
     /// `snapshot-stop`: the running snapshot ends here, recorded complete and stopped.
     pub(super) fn stop_snapshot(&mut self, sink: &mut dyn RecordSink) -> Result<u64, EngineError> {
         if let Some(p) = self.snapshot.progress.as_mut() {

@@ -50,6 +50,11 @@ pub struct TruthDdl {
     pub sql: String,
     pub scn: Scn,
     pub commit_addr: RedoAddr,
+    /// Rows the statement itself put in the table: CREATE TABLE … AS SELECT loads its copy by
+    /// direct path, so they are in no transaction here and in no redo row; a snapshot reads
+    /// them (`SimDatabase::committed_rows`).
+    #[serde(default)]
+    pub rows_loaded: u64,
 }
 
 /// Everything the database committed.

@@ -19,6 +19,8 @@ use cdc_logminer::source::{
 };
 use cdc_offset::Position;
 
+pub mod snapshot;
+
 /// A source whose mined rows pass through `edit` on their way to the engine: the rows a real
 /// LogMiner can return that the simulator does not write (a malformed literal, a statement
 /// without an owner), made from the simulator's own. Everything else is the inner source's.

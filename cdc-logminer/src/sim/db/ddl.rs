@@ -30,6 +30,7 @@ pub(super) enum DdlRows {
 impl SimDatabase {
     /// Runs one DDL statement by `user` as a transaction of its own in the container's DDL
     /// session: START and the DDL row in one record, then COMMIT; the ground truth notes it.
+    /// Returns the DDL row's SCN, below which flashback reads of the table fail.
     pub(super) fn ddl(
         &mut self,
         con: usize,
@@ -37,7 +38,7 @@ impl SimDatabase {
         t: TableRef,
         sql: String,
         rows: DdlRows,
-    ) -> Result<(), SimError> {
+    ) -> Result<Scn, SimError> {
         let session = SessionName::ddl(con);
         self.begin(&session, None, Some(user), Some(false))?;
         if let Some(s) = self.sessions.get_mut(&session) {
@@ -97,7 +98,23 @@ impl SimDatabase {
             sql,
             scn,
             commit_addr,
+            rows_loaded: 0,
         });
+        Ok(scn)
+    }
+
+    /// ORA-00955 when a live table of container `con` has the name `id`.
+    pub(super) fn name_free(&self, con: usize, id: &TableId) -> Result<(), SimError> {
+        let container = self
+            .containers
+            .get(con)
+            .ok_or_else(|| SimError::Scenario("no container".into()))?;
+        if container.tables.iter().any(|t| !t.dropped && t.id == *id) {
+            return Err(SimError::Ora(
+                cdc_core::ora::OraCode(955),
+                "ORA-00955: name is already used by an existing object".into(),
+            ));
+        }
         Ok(())
     }
 
@@ -115,12 +132,7 @@ impl SimDatabase {
         if let Some(name) = &container.name {
             id = id.in_pdb(name.clone());
         }
-        if container.tables.iter().any(|t| !t.dropped && t.id == id) {
-            return Err(SimError::Ora(
-                cdc_core::ora::OraCode(955),
-                "ORA-00955: name is already used by an existing object".into(),
-            ));
-        }
+        self.name_free(con, &id)?;
         let layout = layout_from_spec(spec, id.clone(), Scn(self.scn))?;
         let object = self.next_object_id();
         let mut partitions = Vec::new();
@@ -150,6 +162,11 @@ impl SimDatabase {
             dropped: false,
             next_row: 0,
         };
+        self.add_table(con, table)
+    }
+
+    /// Adds a table to container `con`'s dictionary and to the committed versions.
+    pub(super) fn add_table(&mut self, con: usize, table: SimTable) -> Result<TableRef, SimError> {
         let c = self
             .containers
             .get_mut(con)
@@ -244,6 +261,7 @@ impl SimDatabase {
             }
         }
         self.ddl(con, user.unwrap_or(&spec.owner), t, sql, DdlRows::Kept)
+            .map(|_| ())
     }
 
     /// A DDL statement on an existing table, refused (ORA-00054) while a transaction holds one
@@ -256,14 +274,7 @@ impl SimDatabase {
         change: impl FnOnce(&mut SimTable, Scn, &mut SimRng, &mut u32) -> Result<(), SimError>,
     ) -> Result<(), SimError> {
         let t = resolve_table(&self.containers, None, name)?;
-        let busy = self.locks.keys().any(|key| key.table == t);
-        if busy {
-            return Err(SimError::Ora(
-                cdc_core::ora::OraCode(54),
-                "ORA-00054: resource busy and acquire with NOWAIT specified or timeout expired"
-                    .into(),
-            ));
-        }
+        self.not_busy(t)?;
         let scn = Scn(self.scn + 1);
         let mut next_object = self.next_object;
         let mut rng = self.rng.fork(0xDD1);
@@ -272,6 +283,60 @@ impl SimDatabase {
         let quoted = self.table(t)?.id.quoted();
         let user = self.table(t)?.id.owner.clone();
         self.ddl(t.con, &user, t, make_sql(&quoted), rows)
+            .map(|_| ())
+    }
+
+    /// ORA-00054 while an open transaction holds a row of the table: DDL takes an exclusive
+    /// lock and does not wait.
+    fn not_busy(&self, t: TableRef) -> Result<(), SimError> {
+        if self.locks.keys().any(|key| key.table == t) {
+            return Err(SimError::Ora(
+                cdc_core::ora::OraCode(54),
+                "ORA-00054: resource busy and acquire with NOWAIT specified or timeout expired"
+                    .into(),
+            ));
+        }
+        Ok(())
+    }
+
+    /// `ALTER TABLE … RENAME TO`: the same object under a new name in its schema. Its object
+    /// ids, rows and layout stay (no new layout version, so older DML keeps STATUS 0); every
+    /// row LogMiner returns from now on names the table by its new name, older redo too, as
+    /// the online catalog does (the simulator's redo dictionaries do the same). Flashback reads
+    /// below the rename fail with ORA-01466, as across any DDL. The new name is bare (a schema
+    /// in it: ORA-14047) and free in the container (ORA-00955); a row held by an open
+    /// transaction makes it ORA-00054.
+    pub(super) fn rename_table(&mut self, table: &str, to: &str) -> Result<(), SimError> {
+        let t = resolve_table(&self.containers, None, table)?;
+        if to.contains('.') {
+            return Err(SimError::Ora(
+                cdc_core::ora::OraCode(14047),
+                "ORA-14047: ALTER TABLE|INDEX RENAME may not be combined with other operations"
+                    .into(),
+            ));
+        }
+        self.not_busy(t)?;
+        let old = self.table(t)?.id.clone();
+        let mut new = TableId::new(old.owner.clone(), to);
+        if let Some(pdb) = &old.pdb {
+            new = new.in_pdb(pdb.clone());
+        }
+        self.name_free(t.con, &new)?;
+        let sql = format!(
+            "ALTER TABLE {} RENAME TO {}",
+            old.quoted(),
+            quote_identifier(to)
+        );
+        let renamed = self.table_mut(t)?;
+        renamed.id = new.clone();
+        for layout in &mut renamed.versions {
+            let mut named = TableLayout::clone(layout);
+            named.table = new.clone();
+            *layout = std::sync::Arc::new(named);
+        }
+        self.versions.write().rename(t, new);
+        self.ddl(t.con, &old.owner, t, sql, DdlRows::Kept)
+            .map(|_| ())
     }
 
     /// `ALTER TABLE … ADD (column)`: a new layout version, so older DML renders STATUS 2.

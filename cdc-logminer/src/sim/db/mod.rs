@@ -3,11 +3,12 @@
 //! archiving at several destinations, purge, online log reuse). This file holds the state and
 //! its construction; each concern adds its part of `impl SimDatabase` in a file of its own:
 //! `ops` (the operations and their dispatch), `sessions`, `transactions`, `strands` (private
-//! strands), `undo`, `locks` (row locks), `tables` (finding a table), `dml`, `lobs`, `ddl`,
-//! `redo` (logs, switches, archiving, RS_IDs), `dictionary` (dictionary builds in the redo),
+//! strands), `undo`, `locks` (row locks), `tables` (finding a table), `dml`, `lobs`, `ddl`
+//! (CREATE, ALTER including RENAME, TRUNCATE, DROP), `redo` (logs, switches, archiving,
+//! RS_IDs), `dictionary` (dictionary builds in the redo),
 //! `records` (what a redo record holds), `versions` (the committed row versions flashback
-//! reads see, within the undo retention), `load` (tables filled with committed rows) and
-//! `config`.
+//! reads see, within the undo retention), `load` (tables filled with committed rows), `ctas`
+//! (CREATE TABLE … AS SELECT: a table filled by its DDL) and `config`.
 //!
 //! ```text
 //!   DbOp ──apply──► transaction change ──► redo group (one RS_ID, one SSN per row change)
@@ -20,6 +21,7 @@
 //! ```
 
 mod config;
+mod ctas;
 mod ddl;
 mod dictionary;
 mod dml;

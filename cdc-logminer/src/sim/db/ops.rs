@@ -14,6 +14,7 @@ use serde::de::{MapAccess, Visitor};
 use serde::{Deserialize, Deserializer, Serialize};
 
 use super::SimDatabase;
+use super::ctas::TableCopy;
 use super::lobs::LobCall;
 use super::sessions::SessionName;
 use crate::sim::SimError;
@@ -105,6 +106,31 @@ pub enum DbOp<V = Value> {
         spec: TableSpec,
         #[serde(default)]
         user: Option<String>,
+    },
+    /// `CREATE TABLE … AS SELECT`: a new heap table holding a copy of `from`'s committed
+    /// rows, loaded by direct path in the statement (the DDL row is in the redo, the rows are
+    /// not; `db::ctas`).
+    CreateTableAs {
+        /// The new table, `OWNER.TABLE` (or `PDB.OWNER.TABLE`), in the container of `from`.
+        table: String,
+        from: String,
+        /// The columns selected, in this order; empty: `SELECT *`.
+        #[serde(default)]
+        columns: Vec<String>,
+        /// A WHERE condition on `from`'s columns, in the grammar snapshot conditions take.
+        #[serde(default)]
+        condition: Option<String>,
+        /// The new table's primary key (a CTAS copies no constraint but NOT NULL).
+        #[serde(default)]
+        primary_key: Vec<String>,
+        #[serde(default)]
+        user: Option<String>,
+    },
+    /// `ALTER TABLE … RENAME TO`: the same object (ids, rows, layout) under a new name in its
+    /// schema.
+    RenameTable {
+        table: String,
+        to: String,
     },
     AddColumn {
         table: String,
@@ -304,6 +330,22 @@ impl SimDatabase {
             DbOp::Commit { session } => self.commit(session),
             DbOp::Rollback { session } => self.rollback(session),
             DbOp::CreateTable { spec, user } => self.create_table(user.as_deref(), spec),
+            DbOp::CreateTableAs {
+                table,
+                from,
+                columns,
+                condition,
+                primary_key,
+                user,
+            } => self.create_table_as(&TableCopy {
+                table,
+                from,
+                columns,
+                condition: condition.as_deref(),
+                primary_key,
+                user: user.as_deref(),
+            }),
+            DbOp::RenameTable { table, to } => self.rename_table(table, to),
             DbOp::AddColumn { table, column } => self.add_column(table, column),
             DbOp::DropColumn { table, column } => self.drop_column(table, column),
             DbOp::SetUnused { table, column } => self.set_unused(table, column),

@@ -424,6 +424,14 @@ impl VersionState {
         }
     }
 
+    /// ALTER TABLE … RENAME TO: reads find it by its new name (its layout follows at the
+    /// rename's DDL, [`VersionState::redefine`]).
+    pub(crate) fn rename(&mut self, t: TableRef, id: TableId) {
+        if let Some(table) = self.tables.get_mut(&t) {
+            table.id = id;
+        }
+    }
+
     /// DROP TABLE … PURGE: its rows are gone with it.
     pub(crate) fn drop_table(&mut self, t: TableRef) {
         if let Some(table) = self.tables.get_mut(&t) {
