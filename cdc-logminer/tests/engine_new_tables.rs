@@ -165,7 +165,7 @@ fn pending(position: &Position) -> Vec<String> {
     position
         .snapshot_pending
         .as_deref()
-        .map(|text| serde_json::from_str(text).unwrap())
+        .map(|text| text.split(',').map(str::to_owned).collect())
         .unwrap_or_default()
 }
 

@@ -149,19 +149,15 @@ impl SnapshotState {
         restarting: bool,
         tables: Vec<TableId>,
     ) -> Result<SnapshotState, CdcError> {
-        let pending = match pending {
-            None => Vec::new(),
-            Some(text) => serde_json::from_str::<Vec<String>>(text).map_err(|e| {
-                CdcError::new(
-                    CdcCode::Corruption,
-                    format!(
-                        "the stored offset field snapshot_pending does not hold a JSON list of \
-                         table names ({e}); restore it from the offsets topic, or remove it and \
-                         snapshot those tables with a signal"
-                    ),
-                )
-            })?,
-        };
+        // comma-separated table names, as `released_xids` lists XIDs: offset values are
+        // primitives
+        let pending: Vec<String> = pending
+            .unwrap_or("")
+            .split(',')
+            .map(str::trim)
+            .filter(|t| !t.is_empty())
+            .map(str::to_owned)
+            .collect();
         let stored = stored
             .map(SnapshotProgress::from_json)
             .transpose()
@@ -229,7 +225,7 @@ impl SnapshotState {
 
     /// The offset's `snapshot_pending` text (`None` when nothing waits).
     fn pending_text(&self) -> Option<String> {
-        (!self.pending.is_empty()).then(|| serde_json::to_string(&self.pending).unwrap_or_default())
+        (!self.pending.is_empty()).then(|| self.pending.join(","))
     }
 
     pub(super) fn metrics(&self) -> SnapshotMetrics {
@@ -910,6 +906,26 @@ mod tests {
             vec!["APP.C", "APP.A", "APP.B"]
         );
         assert_eq!(ordered_tables(tables, &[]), vec!["APP.A", "APP.B", "APP.C"]);
+    }
+
+    #[test]
+    fn pending_tables_are_a_comma_separated_list() {
+        let settings = EngineSettings::new("t", "t", |_| true).snapshot;
+        let s = SnapshotState::open(
+            &settings,
+            None,
+            Some("FREEPDB1.APP.NEW_TABLE, APP.T2,"),
+            true,
+            vec![],
+        )
+        .expect("opens");
+        assert_eq!(s.pending, ["FREEPDB1.APP.NEW_TABLE", "APP.T2"]);
+        assert_eq!(
+            s.pending_text().as_deref(),
+            Some("FREEPDB1.APP.NEW_TABLE,APP.T2")
+        );
+        let none = SnapshotState::open(&settings, None, None, true, vec![]).expect("opens");
+        assert_eq!(none.pending_text(), None);
     }
 
     #[test]
