@@ -767,8 +767,6 @@ impl RedoSource for OracleSource {
     }
 }
 
-/// Unique indexes from `(index owner, index name, column)` rows ordered by owner, name and
-/// column position: each run of one owner's index is one index.
 /// The segment order of a table from its (SEGMENT_COLUMN_ID, column index) pairs: the stored
 /// columns by segment column number. Empty when the numbers do not run 1, 2, … without a gap
 /// (the dictionary then tells nothing the decoder could rely on).
@@ -784,6 +782,8 @@ fn segment_order(mut stored: Vec<(u16, Option<u16>)>) -> Vec<Option<u16>> {
     stored.into_iter().map(|(_, at)| at).collect()
 }
 
+/// Unique indexes from `(index owner, index name, column)` rows ordered by owner, name and
+/// column position: each run of one owner's index is one index.
 fn group_unique_indexes(rows: Vec<(String, String, String)>) -> Vec<UniqueIndex> {
     let mut out: Vec<UniqueIndex> = Vec::new();
     let mut last_owner = String::new();
