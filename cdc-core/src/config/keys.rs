@@ -530,8 +530,7 @@ const DICTIONARY: &str = "builds on a primary while capturing a standby are not 
 const SNAPSHOT_INITIAL: &str = "cdc-logminer/tests/engine_snapshot.rs::an_initial_snapshot_and_the_stream_end_with_the_tables_contents";
 const SNAPSHOT_ONLY: &str = "cdc-logminer/tests/engine_snapshot.rs::snapshot_only_reads_the_tables_and_ends_without_streaming";
 const SNAPSHOT_NONE: &str = "cdc-logminer/tests/engine_snapshot.rs::mode_none_reads_no_table";
-const SNAPSHOT_E2E: &str =
-    "cdc-connect-bridge/tests/e2e_snapshot.rs::a_first_start_snapshots_200_000_rows_while_the_workload_runs_through_kills";
+const SNAPSHOT_E2E: &str = "cdc-connect-bridge/tests/e2e_snapshot.rs::a_first_start_snapshots_200_000_rows_while_the_workload_runs_through_kills";
 const SIGNALS_E2E: &str =
     "cdc-connect-bridge/tests/e2e_snapshot.rs::signals_through_the_topic_are_answered_once";
 const SNAPSHOT_SIGNALS: &str =
