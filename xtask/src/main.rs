@@ -9,6 +9,8 @@
 //!   a bare rdkafka producer (`docs/benchmarks.md`). It uses the broker `CDC_TEST_BOOTSTRAP` or
 //!   `CDC_TEST_BROKER` names, or else starts a Tansu of its own on a free port and stops it
 //!   at the end.
+//! - `cargo x bench snapshot [OPTION…]`: an initial snapshot of a million simulated rows into
+//!   a broker beside a bare rdkafka producer sending the same records, the same way.
 //! - `cargo x fuzz decode --seconds N`: the SQL_REDO parser fuzz target.
 //!
 //! It only sequences cargo commands; every check lives in the crates' own tests.
@@ -33,6 +35,11 @@ tasks:
                               producer (docs/benchmarks.md); options go to the bench:
                               --changes N --runs N --seed N --modes eos,alo --no-verify
                               --set KEY=VALUE (a connector setting, for experiments)
+  bench snapshot [OPTION...]  an initial snapshot of a million rows into a broker, EOS and
+                              ALO, beside a bare producer sending the same records
+                              (docs/benchmarks.md); options go to the bench: --rows N
+                              --runs N --seed N --modes eos,alo --set KEY=VALUE
+                              --threads (CPU by thread) --trace (counters every 100 ms)
   fuzz decode --seconds N     fuzz the SQL_REDO parser for N seconds (default 60); needs
                               `cargo install cargo-fuzz --locked` and a C++ compiler
 ";
@@ -202,6 +209,9 @@ fn bench(names: &[String]) -> Result<(), String> {
     if names.first().map(String::as_str) == Some("journal") {
         return bench_journal(&names[1..]);
     }
+    if names.first().map(String::as_str) == Some("snapshot") {
+        return bench_snapshot(&names[1..]);
+    }
     // one folder for every bench's results, which the summary reads (criterion would write
     // beside each crate otherwise, as cargo runs a bench in its package's folder)
     let criterion = target_dir().join("criterion");
@@ -315,6 +325,40 @@ fn bench_e2e(args: &[String]) -> Result<(), String> {
     )
     .args(args);
     let result = run("cargo bench --bench e2e", cmd);
+    drop(started);
+    result
+}
+
+/// `cargo x bench snapshot`: cdc-connect-bridge's `snapshot` bench (profile `bench`, the
+/// binary's allocator), against the broker the environment names or a Tansu started for the
+/// run.
+fn bench_snapshot(args: &[String]) -> Result<(), String> {
+    // kept until the bench ends: dropping it stops the broker
+    let (bootstrap, label, pid, started) = bench_broker()?;
+    print_code_state();
+    let mut cmd = cargo();
+    cmd.args([
+        "bench",
+        "-p",
+        "cdc-connect-bridge",
+        "--features",
+        "malloc-override",
+        "--bench",
+        "snapshot",
+        "--",
+        "--bootstrap",
+        &bootstrap,
+        "--broker",
+        &label,
+    ])
+    // the broker's CPU use is shown beside the connector's
+    .args(
+        pid.map(|pid| ["--broker-pid".to_owned(), pid.to_string()])
+            .into_iter()
+            .flatten(),
+    )
+    .args(args);
+    let result = run("cargo bench --bench snapshot", cmd);
     drop(started);
     result
 }
