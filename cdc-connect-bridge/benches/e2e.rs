@@ -249,6 +249,8 @@ fn connector_config(o: &Options, run: &str, mode: Mode, start_scn: Option<u64>) 
         // APP.EVENTS has no key: its records are keyed by ROWID
         ("cdc.key.missing", "rowid".to_owned()),
         ("cdc.sim.backlog", (!o.live).to_string()),
+        // the stream is measured, from the database's first SCN: no table is read whole
+        ("cdc.snapshot.mode", "none".to_owned()),
     ]);
     match mode {
         Mode::ExactlyOnce => {

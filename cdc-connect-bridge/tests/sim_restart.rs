@@ -27,6 +27,8 @@ fn config_with(spill: &std::path::Path, changes: u64, backlog: bool) -> CdcConfi
         ("cdc.key.missing", "rowid".into()),
         ("cdc.buffer.spill.dir", spill.display().to_string()),
         ("cdc.sim.backlog", backlog.to_string()),
+        // the whole history is mined from the first SCN: no table is read whole
+        ("cdc.snapshot.mode", "none".into()),
     ]);
     let initial = sim_initial_scn(&given.validate().unwrap()).unwrap();
     given.set("cdc.start.scn", initial.0.to_string());

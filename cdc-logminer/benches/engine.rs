@@ -201,6 +201,8 @@ fn capture_keep<S: RedoSource>(
     settings.start_scn = Some(start);
     settings.max_logs_per_step = 64;
     settings.decode_threads = decode_threads;
+    // the stream is measured: its history is mined from its first SCN, no table read whole
+    settings.snapshot.mode = cdc_core::config::SnapshotMode::None;
     let mut engine = CaptureEngine::open(source, settings, None, Box::new(clock.clone())).unwrap();
     // room for every record of the capture: none is moved while it runs
     let mut records = Vec::with_capacity(2 * CHANGES as usize);
