@@ -760,3 +760,35 @@ fn excluded_columns_are_never_read() {
     }
     assert_eq!(rows, all[&customers].len());
 }
+
+/// Under `snapshot_only` signals are off: the engine leaves them unread and answers none.
+#[test]
+fn snapshot_only_reads_no_signal() {
+    let spill = tempfile::tempdir().unwrap();
+    let source = Shared(Arc::new(Mutex::new(database(18, 200, 0, 0))));
+    let clock = ManualClock::default();
+    let mut engine = open(
+        source,
+        settings(&spill, SnapshotMode::SnapshotOnly),
+        None,
+        &clock,
+    );
+    let (tx, rx) = std::sync::mpsc::sync_channel(4);
+    engine.attach_signals(rx);
+    // nothing holds the channel's other end: the signal cannot even be handed over
+    let sent = tx.send(signal(0, "cdc", r#"{"id":"l","type":"log-state"}"#));
+    assert!(
+        sent.is_err(),
+        "the engine kept the signal channel under snapshot_only"
+    );
+    let mut records = Vec::new();
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    engine.run(&mut records, &stop, |_| {}).unwrap();
+    assert!(engine.snapshot_finished());
+    assert!(snapshot_rows(&records) > 0);
+    assert!(
+        acks(&records).is_empty(),
+        "a signal was handled under snapshot_only"
+    );
+    assert_eq!(engine.position().signal_offset, None);
+}
