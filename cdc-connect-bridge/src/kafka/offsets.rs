@@ -29,7 +29,7 @@ use rdkafka::client::DefaultClientContext;
 use rdkafka::consumer::{BaseConsumer, Consumer};
 use rdkafka::error::{KafkaError, RDKafkaErrorCode};
 use rdkafka::message::{BorrowedMessage, DeliveryResult, Header, Headers, Message, OwnedHeaders};
-use rdkafka::producer::{BaseProducer, BaseRecord, ProducerContext};
+use rdkafka::producer::{BaseProducer, BaseRecord, Producer, ProducerContext};
 use rdkafka::{ClientContext, Offset, TopicPartitionList};
 use serde_json::{Map, Value as Json};
 
@@ -299,6 +299,15 @@ impl KafkaOffsetStore {
         // The topic may take a moment to show in metadata after its creation.
         let consumer = store.consumer()?;
         store.partitions(&consumer, &store.topic)?;
+        // The producer connects now rather than at the first write, which is on a task's path
+        // to its first record: an at-least-once task sends nothing past that record until its
+        // offset is written, and that first write took half a second on the test broker
+        // (`cargo x bench snapshot`). A failure here only leaves the connection to the write.
+        if let Err(error) =
+            Producer::client(&store.producer).fetch_metadata(Some(&store.topic), timeout)
+        {
+            tracing::debug!(%error, "the offsets producer's first metadata request failed");
+        }
         Ok(store)
     }
 

@@ -7,7 +7,8 @@
 //! - At least once: the idempotent producer sends; [`AckTracker`] follows the delivery
 //!   reports; an offsets thread writes the position of the newest record acknowledged with all
 //!   its predecessors, as soon as the previous write is done. At most [`ALO_WINDOW_POLLS`] ×
-//!   `cdc.poll.max.records` engine records are sent past the last offset written. After a
+//!   `cdc.poll.max.records` engine records are sent past the last offset written (acknowledged
+//!   records that share its position, a snapshot chunk's rows, count as written). After a
 //!   crash the restarted task mines them again and sends only those not found in their topics
 //!   ([`crate::worker::redelivery`]): what was in flight and never reached the broker.
 
@@ -665,15 +666,32 @@ impl OffsetCommitter {
     }
 
     /// Offers the acknowledged `position`, which covers the first `through` engine records.
+    ///
+    /// Acknowledged records that share the position already written (a snapshot chunk's rows
+    /// all carry the position before the chunk) need no new write: the offset written accounts
+    /// for them, as a restart from it resumes after them or, for a chunk's rows, reads them
+    /// again, and never looks for them in their topics. They count as written at once, so a
+    /// long chunk does not hold the window shut until its end is acknowledged and written.
     fn offer(&self, position: Arc<Position>, through: u64) {
         let mut slot = self.shared.slot.lock();
-        let changed = slot
-            .latest
-            .as_ref()
-            .is_none_or(|(latest, _)| !Arc::ptr_eq(latest, &position));
-        if changed {
+        let same = match slot.latest.as_mut() {
+            Some((latest, covered)) if Arc::ptr_eq(latest, &position) => {
+                *covered = (*covered).max(through);
+                true
+            }
+            _ => false,
+        };
+        if !same {
             slot.latest = Some((position, through));
             self.shared.wake.notify_one();
+        } else if slot
+            .written
+            .as_ref()
+            .is_some_and(|written| Arc::ptr_eq(written, &position))
+        {
+            self.shared
+                .written_through
+                .fetch_max(through, Ordering::AcqRel);
         }
     }
 
@@ -755,7 +773,7 @@ fn commit_offsets(
                 slot.written = Some(position);
                 slot.settled_written |= settled;
                 drop(slot);
-                state.written_through.store(through, Ordering::Release);
+                state.written_through.fetch_max(through, Ordering::AcqRel);
                 stats.delivery.lock().offsets_committed += 1;
                 ring();
             }
@@ -777,6 +795,46 @@ mod tests {
     use super::*;
     use crate::worker::test_support::position;
     use cdc_core::Scn;
+
+    /// A committer without its thread: what `offer` does to the shared state alone.
+    fn idle_committer() -> OffsetCommitter {
+        OffsetCommitter {
+            shared: Arc::new(CommitterState::default()),
+            thread: None,
+        }
+    }
+
+    /// A snapshot chunk's rows all carry the position before the chunk: once that position is
+    /// written, rows acknowledged after it count as written without another write, so the
+    /// window does not stay shut for the rest of the chunk. A new position still waits for
+    /// its write.
+    #[test]
+    fn records_sharing_the_written_position_count_as_written() {
+        let committer = idle_committer();
+        let before_chunk = position(10);
+        committer.offer(Arc::clone(&before_chunk), 1);
+        assert_eq!(committer.written_through(), 0, "nothing written yet");
+        // the committer thread wrote it
+        committer.shared.slot.lock().written = Some(Arc::clone(&before_chunk));
+        committer
+            .shared
+            .written_through
+            .fetch_max(1, Ordering::AcqRel);
+        for through in [500, 90_000, 100_001] {
+            committer.offer(Arc::clone(&before_chunk), through);
+            assert_eq!(committer.written_through(), through);
+        }
+        // an equal position in another allocation is a new one: it waits for its write
+        committer.offer(position(10), 100_002);
+        assert_eq!(committer.written_through(), 100_001);
+        let after_chunk = position(11);
+        committer.offer(Arc::clone(&after_chunk), 100_003);
+        assert_eq!(committer.written_through(), 100_001);
+        let slot = committer.shared.slot.lock();
+        let (latest, through) = slot.latest.clone().expect("offered");
+        assert!(Arc::ptr_eq(&latest, &after_chunk));
+        assert_eq!(through, 100_003);
+    }
 
     /// Offers that come faster than the committer writes are coalesced, and a stop writes the
     /// newest one at once, with an empty window when everything sent was acknowledged.
