@@ -77,6 +77,9 @@ record_names! {
         SnapshotComplete = "snapshot-complete",
         /// The answer to a signal: accepted, rejected (with the reason) or done.
         SignalAck = "signal-ack",
+        /// Written by `oracle-cdc-admin offsets set` (never by the connector): `applying`
+        /// before the offset is changed, then `applied` or `failed`.
+        OffsetsSet = "offsets-set",
     }
 }
 
