@@ -86,6 +86,35 @@ pub struct Chunk {
     pub payload: Vec<u8>,
 }
 
+impl Chunk {
+    /// Checks the payload as a rebuild does before it uses the chunk: every frame's CRC32, the
+    /// frame count, and the changes and undo rows against what the chunk says it holds.
+    pub fn check(&self) -> Result<(), FormatError> {
+        let (mut events, mut undos) = (0u64, 0u64);
+        read_payload(&self.payload, |head, _| {
+            if head.kind == cdc_buffer::codec::KIND_CHANGE {
+                events += 1;
+            } else {
+                undos += 1;
+            }
+            Ok(())
+        })?;
+        if (events, undos) != (self.meta.events, self.meta.undos) {
+            return Err(changes_mismatch(events, undos, &self.meta));
+        }
+        Ok(())
+    }
+}
+
+/// The error of a payload that holds `events` changes and `undos` undo rows where its chunk
+/// says otherwise.
+pub fn changes_mismatch(events: u64, undos: u64, meta: &ChunkMeta) -> FormatError {
+    shape(format!(
+        "it holds {events} changes and {undos} undo rows but says {} and {}",
+        meta.events, meta.undos
+    ))
+}
+
 /// A record for the journal topic: a chunk, or a tombstone (`chunk` is `None`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct JournalRecord {
@@ -459,6 +488,17 @@ impl PayloadBuilder {
         self.count == 0
     }
 
+    /// Appends a change's frame and counts it (for tools and tests that write a journal
+    /// without a buffer); returns where it is in the redo.
+    pub fn push_change(&mut self, event: &cdc_core::ChangeEvent) -> RedoMark {
+        cdc_buffer::codec::append_frame(
+            cdc_buffer::codec::FrameRef::Change(event),
+            &mut self.bytes,
+        );
+        self.counted();
+        RedoMark::new(event.addr, event.scn)
+    }
+
     pub fn finish(mut self) -> Vec<u8> {
         self.bytes[..4].copy_from_slice(&self.count.to_le_bytes());
         self.bytes
@@ -497,4 +537,75 @@ pub fn read_payload(
         return Err(count_mismatch(read, count));
     }
     Ok(count)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cdc_core::change::{ChangeOp, RowChange};
+    use cdc_core::{ChangeEvent, TableId};
+
+    fn chunk(events: u64) -> Chunk {
+        let mut payload = PayloadBuilder::new();
+        let mut marks = Vec::new();
+        for n in 1..=events {
+            marks.push(payload.push_change(&ChangeEvent {
+                scn: Scn(100 + n),
+                addr: RedoAddr::new(RsId::new(5, n as u32, 16), n).expect("an address"),
+                change: RowChange {
+                    op: ChangeOp::Delete,
+                    table: TableId::new("APP", "T").into(),
+                    schema_version: 1,
+                    before: None,
+                    after: None,
+                    row_id: Some(format!("row {n}")),
+                },
+            }));
+        }
+        Chunk {
+            meta: ChunkMeta {
+                first: marks[0],
+                last: marks[marks.len() - 1],
+                first_captured: None,
+                events,
+                undos: 0,
+                start_scn: None,
+                start_addr: None,
+                thread: 1,
+                username: None,
+                client_id: None,
+                heap_undo: None,
+            },
+            payload: payload.finish(),
+        }
+    }
+
+    #[test]
+    fn a_chunk_checks_its_frames_their_count_and_what_it_says_it_holds() {
+        assert!(chunk(3).check().is_ok());
+
+        let mut crc = chunk(3);
+        let last = crc.payload.len() - 1;
+        crc.payload[last] ^= 0xff;
+        assert!(matches!(crc.check(), Err(FormatError::Frames(_))));
+
+        let mut count = chunk(3);
+        count.payload[..4].copy_from_slice(&4u32.to_le_bytes());
+        let error = count.check().expect_err("a count mismatch");
+        assert!(
+            error.to_string().contains("holds 3 frames but says 4"),
+            "{error}"
+        );
+
+        let mut says = chunk(3);
+        says.meta.events = 2;
+        says.meta.undos = 1;
+        let error = says.check().expect_err("a changes mismatch");
+        assert!(
+            error
+                .to_string()
+                .contains("holds 3 changes and 0 undo rows"),
+            "{error}"
+        );
+    }
 }

@@ -369,10 +369,12 @@ impl KafkaJournal {
     }
 }
 
-impl JournalStore for KafkaJournal {
-    fn read_all(
+impl KafkaJournal {
+    /// [`JournalStore::read_all`] with each record's partition: what a tool that names a
+    /// record by partition and offset reads (`oracle-cdc-admin journal inspect`).
+    pub fn read_all_partitions(
         &mut self,
-        visit: &mut dyn FnMut(StoredRecord<'_>) -> Result<(), CdcError>,
+        visit: &mut dyn FnMut(i32, StoredRecord<'_>) -> Result<(), CdcError>,
     ) -> Result<(), CdcError> {
         let consumer: BaseConsumer = self
             .consumer_config
@@ -381,9 +383,20 @@ impl JournalStore for KafkaJournal {
         // every partition's end is taken before any is read: the end of the topic as it was
         // when the call began
         for (partition, end) in self.ends(&consumer)? {
-            self.read_partition(&consumer, partition, end, visit)?;
+            self.read_partition(&consumer, partition, end, &mut |record| {
+                visit(partition, record)
+            })?;
         }
         Ok(())
+    }
+}
+
+impl JournalStore for KafkaJournal {
+    fn read_all(
+        &mut self,
+        visit: &mut dyn FnMut(StoredRecord<'_>) -> Result<(), CdcError>,
+    ) -> Result<(), CdcError> {
+        self.read_all_partitions(&mut |_, record| visit(record))
     }
 
     fn write(&mut self, records: &[EncodedRecord]) -> Result<(), CdcError> {

@@ -29,8 +29,8 @@ use cdc_core::{CdcCode, CdcError, ConXid, RedoAddr};
 use cdc_offset::rules::JournalRule;
 
 use crate::format::{
-    ChunkMeta, FormatError, JournalConverter, JournalKey, JournalRecord, count_mismatch,
-    payload_frames,
+    ChunkMeta, FormatError, JournalConverter, JournalKey, JournalRecord, changes_mismatch,
+    count_mismatch, payload_frames,
 };
 use crate::store::JournalStore;
 use crate::writer::{ChunkId, JournalWriter};
@@ -341,10 +341,7 @@ pub fn rebuild(
                 return Err(damaged(count_mismatch(read, count).to_string()));
             }
             if (events, undos) != (meta.events, meta.undos) {
-                return Err(damaged(format!(
-                    "it holds {events} changes and {undos} undo rows but says {} and {}",
-                    meta.events, meta.undos
-                )));
+                return Err(damaged(changes_mismatch(events, undos, meta).to_string()));
             }
         }
         let hold = rule.rebuilt_hold();
