@@ -1,0 +1,3 @@
+//! The integration tests of cdc-admin, one binary.
+
+mod journal;
