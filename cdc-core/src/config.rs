@@ -46,8 +46,8 @@ pub use settings::{
     BufferSettings, CaptureSettings, CdcConfig, ConnectSettings, DatabaseEndpoint,
     DatabaseSettings, DecodeSettings, DictionarySettings, EosSettings, HeartbeatSettings,
     JournalSettings, KafkaSettings, KeySettings, LobSettings, MiningSettings, OracleLogin,
-    PollSettings, RestSettings, RetrySettings, SimSettings, SnapshotSettings, TopicSettings,
-    TransactionSettings, default_spill_dir,
+    PollSettings, RestSettings, RetrySettings, SIM_PREFLIGHT_GRANTS, SimPreflightCondition,
+    SimSettings, SnapshotSettings, TopicSettings, TransactionSettings, default_spill_dir,
 };
 pub use tables::{NamePatterns, TableMap, TableSelection, qualified_table};
 pub use topics::{MAX_TOPIC_LEN, TopicTemplate, TopicVar, sanitize_topic_name};

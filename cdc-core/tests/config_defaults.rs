@@ -46,6 +46,7 @@ const REFERENCE: &[(&str, Expected)] = &[
     ("cdc.sim.session.pdb", NoLiteral),
     ("cdc.sim.table.rows", Value("0")),
     ("cdc.sim.dictionary.build.grant", Value("true")),
+    ("cdc.sim.preflight", NoLiteral),
     ("cdc.database.host", NoLiteral),
     ("cdc.database.port", Value("1521")),
     ("cdc.database.service", NoLiteral),

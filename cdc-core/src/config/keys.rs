@@ -632,6 +632,11 @@ pub static KEYS: &[KeySpec] = &[
     KeySpec::new("cdc.sim.session.pdb", G::Source, K::Name, Unset,
         "The simulated database is a CDB with this one PDB and the session is connected to it: ADD_LOGFILE fails with ORA-65040, mining by SCN range works.")
         .shown_by(&[SIM_KEYS, "cdc-logminer/tests/engine_topology.rs::auto_mines_by_range_in_a_pdb"]),
+    KeySpec::new("cdc.sim.preflight", G::Source, K::List, Unset,
+        "Conditions the simulated database presents to `oracle-cdc-admin check`, comma-separated: `noarchivelog`, `no-supplemental-logging`, `no-table-supplemental:OWNER.TABLE`, `missing-grant:PRIVILEGE` (`LOGMINING`, `SELECT ANY TRANSACTION`, `FLASHBACK ANY TABLE`, or `SELECT ON V$VIEW` for V$DATABASE, V$LOG, V$LOGFILE, V$ARCHIVED_LOG, V$LOGMNR_CONTENTS, V$TRANSACTION or V$THREAD), `threads:N`, `version:MAJOR[.MINOR]`, `long-names`, `keyless-table:OWNER.TABLE`, `switches-per-hour:N`, `archive-from-scn:SCN`, `undo-retention:SECONDS`; unset: the database passes every check (role, open mode and the DBMS_LOGMNR_D grant are their own keys).")
+        .shown_by(&["cdc-admin/tests/check.rs::each_condition_is_one_finding_with_its_fix",
+            "cdc-admin/tests/check.rs::a_clean_simulator_is_ready",
+            "cdc-core/src/config/validate.rs::sim_preflight_conditions_are_checked"]),
     // Database
     KeySpec::new("cdc.database.url", G::Database, K::DatabaseUrl,
         Conditional("when cdc.source=oracle, unless cdc.database.host is set"),

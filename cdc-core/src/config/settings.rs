@@ -178,6 +178,139 @@ pub struct SimSettings {
     /// `cdc.sim.table.rows`: rows each table of the standard schema (but the LOB table) holds
     /// before the workload starts.
     pub table_rows: u64,
+    /// `cdc.sim.preflight`: the conditions the simulated database presents to a preflight
+    /// check (`oracle-cdc-admin check`); empty: it passes every check.
+    pub preflight: Vec<SimPreflightCondition>,
+}
+
+/// One condition of `cdc.sim.preflight`: what the simulated database reports instead of a
+/// database ready for capture. Role and open mode are `cdc.sim.database.role` and
+/// `cdc.sim.open.mode`; the grant of DBMS_LOGMNR_D is `cdc.sim.dictionary.build.grant`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SimPreflightCondition {
+    /// `noarchivelog`: V$DATABASE.LOG_MODE is NOARCHIVELOG.
+    NoArchivelog,
+    /// `no-supplemental-logging`: no minimal supplemental logging at the database level.
+    NoSupplementalLogging,
+    /// `no-table-supplemental:OWNER.TABLE`: the captured table has no supplemental log group.
+    NoTableSupplemental(String),
+    /// `missing-grant:PRIVILEGE`: the capture user lacks it (one of [`SIM_PREFLIGHT_GRANTS`]).
+    MissingGrant(String),
+    /// `threads:N`: N enabled redo threads (RAC).
+    Threads(u32),
+    /// `version:MAJOR[.MINOR]`: the release the database reports.
+    Version { major: u32, minor: u32 },
+    /// `long-names`: a captured column's name is longer than 30 bytes.
+    LongNames,
+    /// `keyless-table:OWNER.TABLE`: the captured table has no primary key and no unique key
+    /// on NOT NULL columns.
+    KeylessTable(String),
+    /// `switches-per-hour:N`: log switches in the busiest hour of the last day.
+    SwitchesPerHour(u32),
+    /// `archive-from-scn:N`: the oldest archived log still available starts at this SCN.
+    ArchiveFromScn(u64),
+    /// `undo-retention:SECONDS`: the UNDO_RETENTION parameter.
+    UndoRetention(u64),
+}
+
+/// The privileges `missing-grant:` accepts, as the fix SQL grants them.
+pub const SIM_PREFLIGHT_GRANTS: &[&str] = &[
+    "LOGMINING",
+    "SELECT ANY TRANSACTION",
+    "SELECT ON V$DATABASE",
+    "SELECT ON V$LOG",
+    "SELECT ON V$LOGFILE",
+    "SELECT ON V$ARCHIVED_LOG",
+    "SELECT ON V$LOGMNR_CONTENTS",
+    "SELECT ON V$TRANSACTION",
+    "SELECT ON V$THREAD",
+    "FLASHBACK ANY TABLE",
+];
+
+impl SimPreflightCondition {
+    /// Reads one item of `cdc.sim.preflight`; the error says what is accepted.
+    pub fn parse(item: &str) -> Result<SimPreflightCondition, String> {
+        let item = item.trim();
+        let (name, arg) = match item.split_once(':') {
+            Some((name, arg)) => (name.trim(), Some(arg.trim())),
+            None => (item, None),
+        };
+        let number = |arg: Option<&str>| -> Result<u64, String> {
+            arg.and_then(|a| a.parse::<u64>().ok())
+                .ok_or_else(|| format!("`{item}`: `{name}:` takes a whole number"))
+        };
+        let table = |arg: Option<&str>| -> Result<String, String> {
+            match arg {
+                Some(a) if a.split('.').count() == 2 && a.split('.').all(|p| !p.is_empty()) => {
+                    Ok(a.to_ascii_uppercase())
+                }
+                _ => Err(format!("`{item}`: `{name}:` takes OWNER.TABLE")),
+            }
+        };
+        let bare = |condition: SimPreflightCondition| match arg {
+            None => Ok(condition),
+            Some(_) => Err(format!("`{item}`: `{name}` takes no value")),
+        };
+        match name.to_ascii_lowercase().as_str() {
+            "noarchivelog" => bare(SimPreflightCondition::NoArchivelog),
+            "no-supplemental-logging" => bare(SimPreflightCondition::NoSupplementalLogging),
+            "long-names" => bare(SimPreflightCondition::LongNames),
+            "no-table-supplemental" => Ok(SimPreflightCondition::NoTableSupplemental(table(arg)?)),
+            "keyless-table" => Ok(SimPreflightCondition::KeylessTable(table(arg)?)),
+            "missing-grant" => {
+                let wanted = arg
+                    .unwrap_or("")
+                    .split_whitespace()
+                    .collect::<Vec<_>>()
+                    .join(" ");
+                SIM_PREFLIGHT_GRANTS
+                    .iter()
+                    .find(|g| g.eq_ignore_ascii_case(&wanted))
+                    .map(|g| SimPreflightCondition::MissingGrant((*g).to_owned()))
+                    .ok_or_else(|| {
+                        format!(
+                            "`{item}`: `missing-grant:` takes one of {}",
+                            SIM_PREFLIGHT_GRANTS.join(", ")
+                        )
+                    })
+            }
+            "threads" => match number(arg)? {
+                n @ 1..=64 => Ok(SimPreflightCondition::Threads(n as u32)),
+                _ => Err(format!("`{item}`: `threads:` takes 1 to 64")),
+            },
+            "version" => {
+                let text = arg.unwrap_or("");
+                let mut parts = text.splitn(2, '.');
+                let major = parts.next().and_then(|p| p.parse::<u32>().ok());
+                let minor = match parts.next() {
+                    Some(p) => p.parse::<u32>().ok(),
+                    None => Some(0),
+                };
+                match (major, minor) {
+                    (Some(major @ 1..=99), Some(minor)) => {
+                        Ok(SimPreflightCondition::Version { major, minor })
+                    }
+                    _ => Err(format!(
+                        "`{item}`: `version:` takes MAJOR[.MINOR], e.g. 12.2"
+                    )),
+                }
+            }
+            "switches-per-hour" => {
+                let n = number(arg)?;
+                u32::try_from(n)
+                    .map(SimPreflightCondition::SwitchesPerHour)
+                    .map_err(|_| format!("`{item}`: too many switches"))
+            }
+            "archive-from-scn" => Ok(SimPreflightCondition::ArchiveFromScn(number(arg)?)),
+            "undo-retention" => Ok(SimPreflightCondition::UndoRetention(number(arg)?)),
+            _ => Err(format!(
+                "`{item}` is no condition; one of noarchivelog, no-supplemental-logging, \
+                 no-table-supplemental:OWNER.TABLE, missing-grant:PRIVILEGE, threads:N, \
+                 version:MAJOR[.MINOR], long-names, keyless-table:OWNER.TABLE, \
+                 switches-per-hour:N, archive-from-scn:SCN, undo-retention:SECONDS"
+            )),
+        }
+    }
 }
 
 /// Where the database is.

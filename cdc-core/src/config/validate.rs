@@ -26,8 +26,8 @@ use super::settings::{
     BufferSettings, CaptureSettings, CdcConfig, ConnectSettings, DatabaseEndpoint,
     DatabaseSettings, DecodeSettings, DictionarySettings, EosSettings, HeartbeatSettings,
     JournalSettings, KafkaSettings, KeySettings, LobSettings, MiningSettings, OracleLogin,
-    PollSettings, RestSettings, RetrySettings, SimSettings, SnapshotSettings, TopicSettings,
-    TransactionSettings,
+    PollSettings, RestSettings, RetrySettings, SimPreflightCondition, SimSettings,
+    SnapshotSettings, TopicSettings, TransactionSettings,
 };
 use super::tables::{NamePatterns, TableMap, TableSelection};
 use super::topics::{TopicTemplate, resolve_topic_name};
@@ -142,6 +142,7 @@ pub(crate) fn validate_with(
     let select_overrides = v.select_overrides();
     let topics = v.topics();
     let kafka = v.kafka();
+    let sim_preflight = v.sim_preflight();
     if require_brokers {
         v.require_brokers();
     }
@@ -152,6 +153,7 @@ pub(crate) fn validate_with(
         select_overrides,
         topics,
         kafka,
+        sim_preflight,
     };
     if !v.errors.is_empty() {
         return Err(ConfigErrors::new(v.errors, v.warnings));
@@ -181,6 +183,7 @@ struct Parts {
     select_overrides: Option<TableMap<String>>,
     topics: Option<TopicSettings>,
     kafka: Option<KafkaSettings>,
+    sim_preflight: Option<Vec<SimPreflightCondition>>,
 }
 
 struct Validation<'a> {
@@ -636,6 +639,7 @@ impl<'a> Validation<'a> {
                 "cdc.sim.open.mode",
                 "cdc.sim.standby.apply.lag.logs",
                 "cdc.sim.session.pdb",
+                "cdc.sim.preflight",
             ]
             .into_iter()
             .filter(|key| self.is_given(key))
@@ -752,6 +756,29 @@ impl<'a> Validation<'a> {
                 None
             }
         }
+    }
+
+    /// `cdc.sim.preflight`: each item a condition, no condition twice.
+    fn sim_preflight(&mut self) -> Option<Vec<SimPreflightCondition>> {
+        const KEY: &str = "cdc.sim.preflight";
+        // unset: no condition
+        let items = self.list(KEY).unwrap_or_default();
+        let mut conditions: Vec<SimPreflightCondition> = Vec::new();
+        let mut ok = true;
+        for item in &items {
+            match SimPreflightCondition::parse(item) {
+                Ok(condition) if conditions.contains(&condition) => {
+                    self.invalid_key(KEY, format!("`{item}` is listed twice"));
+                    ok = false;
+                }
+                Ok(condition) => conditions.push(condition),
+                Err(detail) => {
+                    self.invalid_key(KEY, detail);
+                    ok = false;
+                }
+            }
+        }
+        ok.then_some(conditions)
     }
 
     fn table_selection(&mut self) -> Option<TableSelection> {
@@ -959,6 +986,7 @@ impl<'a> Validation<'a> {
                 session_pdb: self.text("cdc.sim.session.pdb"),
                 dictionary_build_grant: self.boolean("cdc.sim.dictionary.build.grant")?,
                 table_rows: self.u64("cdc.sim.table.rows")?,
+                preflight: parts.sim_preflight?,
             },
             database: DatabaseSettings {
                 login: parts.login,
@@ -1106,6 +1134,53 @@ mod tests {
             ("cdc.tables.include", "APP\\..*"),
             ("cdc.source", "sim"),
         ])
+    }
+
+    #[test]
+    fn sim_preflight_conditions_are_checked() {
+        let typed = minimal().validate().expect("valid");
+        assert!(
+            typed.sim.preflight.is_empty(),
+            "a default simulator passes every check"
+        );
+        let mut config = minimal();
+        config.set(
+            "cdc.sim.preflight",
+            "noarchivelog, missing-grant:select any transaction, threads:2, version:12.2, \
+             no-table-supplemental:app.orders, archive-from-scn:900, undo-retention:60",
+        );
+        let typed = config.validate().expect("valid");
+        assert_eq!(
+            typed.sim.preflight,
+            vec![
+                SimPreflightCondition::NoArchivelog,
+                SimPreflightCondition::MissingGrant("SELECT ANY TRANSACTION".into()),
+                SimPreflightCondition::Threads(2),
+                SimPreflightCondition::Version {
+                    major: 12,
+                    minor: 2
+                },
+                SimPreflightCondition::NoTableSupplemental("APP.ORDERS".into()),
+                SimPreflightCondition::ArchiveFromScn(900),
+                SimPreflightCondition::UndoRetention(60),
+            ]
+        );
+        for (bad, says) in [
+            ("archivelog-off", "is no condition"),
+            ("threads:two", "whole number"),
+            ("threads:0", "1 to 64"),
+            ("missing-grant:DBA", "LOGMINING"),
+            ("keyless-table:ORDERS", "OWNER.TABLE"),
+            ("noarchivelog:1", "takes no value"),
+            ("version:x", "MAJOR[.MINOR]"),
+            ("long-names,long-names", "listed twice"),
+        ] {
+            let mut config = minimal();
+            config.set("cdc.sim.preflight", bad);
+            let errors = config.validate().expect_err(bad).to_string();
+            assert!(errors.contains("cdc.sim.preflight"), "{bad}: {errors}");
+            assert!(errors.contains(says), "{bad}: {errors}");
+        }
     }
 
     #[test]

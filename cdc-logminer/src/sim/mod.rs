@@ -24,6 +24,7 @@ mod db;
 mod logminer;
 mod model;
 mod order;
+mod preflight;
 mod render;
 mod rng;
 mod scenario;
@@ -34,6 +35,7 @@ mod workload;
 
 pub use db::{CommittedRows, DbOp, RowSel, SessionName, SimConfig, SimDatabase, lob_out_of_row};
 pub use model::{ColumnSpec, Organization, PartitionSpec, TableSpec};
+pub use preflight::{SIM_LONG_COLUMN, SimPreflight};
 pub use render::stored_bytes;
 pub use scenario::{Event, Scenario};
 pub use snapshot::{SimSnapshotReader, SnapshotFault};

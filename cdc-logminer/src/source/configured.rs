@@ -11,11 +11,16 @@
 //! [`SourceSetupError`] for the caller to report. Once built, the source's own calls are
 //! retried or stopped by the engine's policy.
 
-use cdc_core::config::{CdcConfig, SimOpenMode, SimRole, SimSettings, SourceKind};
+use cdc_core::config::{
+    CdcConfig, SimOpenMode, SimPreflightCondition, SimRole, SimSettings, SourceKind,
+};
 use cdc_core::{Scn, TableId, TableLayout};
 use cdc_offset::Position;
 
-use crate::sim::{Scenario, SimConfig, SimDatabase, SimSource, Workload, WorkloadConfig};
+use crate::sim::{
+    Scenario, SimConfig, SimDatabase, SimPreflight, SimSource, Workload, WorkloadConfig,
+};
+use crate::source::preflight::{Preflight, PreflightFacts};
 use crate::source::{
     ActiveTransaction, CapturedObject, DatabaseIdentity, DatabaseRole, DictionaryBuild, LogFile,
     LogInventoryQuery, MineSummary, MiningQuery, MiningWindow, NlsSettings, OpenMode, RedoSource,
@@ -144,6 +149,12 @@ impl RedoSource for ConfiguredSource {
     }
 }
 
+impl Preflight for ConfiguredSource {
+    fn preflight_facts(&mut self, filter: &TableFilter<'_>) -> Result<PreflightFacts, SourceError> {
+        each_source!(self, s => s.preflight_facts(filter))
+    }
+}
+
 /// Why the source could not be built. Each is a stop with a CDC code (its `From` for
 /// [`CdcError`](cdc_core::CdcError), beside the engine's classification of the same failures
 /// mid-run).
@@ -223,9 +234,20 @@ fn sim_database(sim: &SimSettings) -> Result<SimSource, SourceSetupError> {
 
 fn sim_database_empty(sim: &SimSettings) -> Result<SimSource, SourceSetupError> {
     Ok(match &sim.scenario {
-        Some(path) => Scenario::load(path)
-            .and_then(|scenario| scenario.into_source(SIM_EVENTS_PER_POLL))
-            .map_err(|e| SourceSetupError::Sim(format!("{}: {e}", path.display())))?,
+        Some(path) => {
+            let mut source = Scenario::load(path)
+                .and_then(|scenario| scenario.into_source(SIM_EVENTS_PER_POLL))
+                .map_err(|e| SourceSetupError::Sim(format!("{}: {e}", path.display())))?;
+            // the key, when given, presents its conditions over the scenario's own
+            if !sim.preflight.is_empty() {
+                let db = source.database_mut();
+                db.config.preflight = SimPreflight::from_conditions(&sim.preflight);
+                if let Some(secs) = undo_retention(sim) {
+                    db.set_undo_retention(secs);
+                }
+            }
+            source
+        }
         None => {
             let db = SimDatabase::new(SimConfig {
                 seed: sim.seed,
@@ -235,6 +257,9 @@ fn sim_database_empty(sim: &SimSettings) -> Result<SimSource, SourceSetupError> 
                 pdbs: sim.session_pdb.iter().cloned().collect(),
                 session_pdb: sim.session_pdb.clone(),
                 dictionary_build_grant: sim.dictionary_build_grant,
+                undo_retention_secs: undo_retention(sim)
+                    .unwrap_or(SimConfig::default().undo_retention_secs),
+                preflight: SimPreflight::from_conditions(&sim.preflight),
                 ..SimConfig::default()
             })
             .map_err(|e| SourceSetupError::Sim(e.to_string()))?;
@@ -249,6 +274,15 @@ fn sim_database_empty(sim: &SimSettings) -> Result<SimSource, SourceSetupError> 
             });
             SimSource::with_workload(db, workload, SIM_EVENTS_PER_POLL)
         }
+    })
+}
+
+/// `undo-retention:` of `cdc.sim.preflight`: the simulated database's UNDO_RETENTION itself,
+/// so its snapshot reads fail as a check warns.
+fn undo_retention(sim: &SimSettings) -> Option<u64> {
+    sim.preflight.iter().find_map(|c| match c {
+        SimPreflightCondition::UndoRetention(secs) => Some(*secs),
+        _ => None,
     })
 }
 

@@ -21,6 +21,7 @@
 
 pub mod configured;
 pub mod oracle;
+pub mod preflight;
 pub mod snapshot;
 
 pub use configured::{ConfiguredSource, SourceSetupError, from_config};

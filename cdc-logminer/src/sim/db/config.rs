@@ -59,6 +59,8 @@ pub struct SimConfig {
     /// change is kept, so how far back a flashback read (a snapshot chunk) can go before it
     /// fails with ORA-01555.
     pub undo_retention_secs: u64,
+    /// What a preflight check is shown beyond what the database models (`cdc.sim.preflight`).
+    pub preflight: crate::sim::SimPreflight,
 }
 
 impl Default for SimConfig {
@@ -86,6 +88,7 @@ impl Default for SimConfig {
             dictionary_build_grant: true,
             dictionary_build_bytes: 16 * 1024,
             undo_retention_secs: 900,
+            preflight: crate::sim::SimPreflight::default(),
         }
     }
 }

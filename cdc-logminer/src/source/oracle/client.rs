@@ -115,7 +115,7 @@ impl OracleSource {
             .collect()
     }
 
-    fn rows(&self, stmt: &str, params: &[Bind]) -> Result<Vec<Row>, SourceError> {
+    pub(super) fn rows(&self, stmt: &str, params: &[Bind]) -> Result<Vec<Row>, SourceError> {
         let p = binds(params);
         let rs = self.conn.query(stmt, &p).map_err(driver)?;
         rs.map(|r| r.map_err(driver)).collect()

@@ -5,6 +5,8 @@
 //!        │ every statement's text comes from `sql` (pure, shape-tested without a database)
 //!        │ errors: ORA-n ──cdc_core::ora──► SourceError::Ora; DPI-1047 ──► ClientLibraryMissing
 //!        ├ mine: a watchdog cancels the query at the step timeout (ORA-01013 ──► Timeout)
+//!        ├ preflight_facts (`Preflight`, for `oracle-cdc-admin check`): read-only queries of
+//!        │ `preflight_sql`, whose rows are read into facts by pure functions
 //!        └ snapshot_reader() ──► OracleSnapshotReader: a session of its own for flashback
 //!          reads (`snapshot_sql`: the statements, and rows read back as the decoder reads
 //!          SQL_REDO literals)
@@ -15,11 +17,14 @@
 //! needs no Oracle software; Instant Client is loaded at run time, and without it `connect`
 //! fails with [`SourceError::ClientLibraryMissing`](super::SourceError) naming DPI-1047.
 
+pub mod preflight_sql;
 pub mod snapshot_sql;
 pub mod sql;
 
 #[cfg(feature = "oracle")]
 mod client;
+#[cfg(feature = "oracle")]
+mod preflight;
 #[cfg(feature = "oracle")]
 mod snapshot;
 
