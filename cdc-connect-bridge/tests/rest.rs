@@ -15,12 +15,13 @@ use cdc_buffer::BufferMetrics;
 use cdc_connect_bridge::operator::cluster_id::ClusterId;
 use cdc_connect_bridge::operator::control::{
     ConnectorControl, ConnectorState, ConnectorStatus, ControlError, DeliveryMetrics,
-    MetricsSnapshot, PartitionOffset, WorkerHealth,
+    MetricsSnapshot, PartitionOffset, TransactionsView, WorkerHealth,
 };
 use cdc_connect_bridge::operator::loggers::LogLevels;
 use cdc_connect_bridge::operator::rest::{RestApi, ServerInfo};
 use cdc_core::config::CONNECTOR_CLASS;
-use cdc_logminer::engine::EngineMetrics;
+use cdc_core::{ConId, ConXid, Scn, Xid};
+use cdc_logminer::engine::{EngineMetrics, OpenTransaction, OpenTransactions};
 use parking_lot::Mutex;
 use serde_json::{Value, json};
 use ureq::Agent;
@@ -176,6 +177,8 @@ impl ConnectorControl for FakeControl {
             engine: EngineMetrics {
                 rows_mined: 4711,
                 steps: 3,
+                resume_log_age_ms: Some(90_500),
+                resume_log_is_oldest: Some(true),
                 ..EngineMetrics::default()
             },
             buffer: BufferMetrics {
@@ -190,6 +193,40 @@ impl ConnectorControl for FakeControl {
                 ..DeliveryMetrics::default()
             },
         }
+    }
+
+    /// Two open transactions while running or paused (the worker's rule), none otherwise.
+    fn transactions(&self) -> TransactionsView {
+        let state = self.inner.lock().state;
+        let view = matches!(state, ConnectorState::Running | ConnectorState::Paused).then(|| {
+            let txn = |con: u32, usn: u16, events: u64, first_scn: u64| OpenTransaction {
+                key: ConXid::new(
+                    ConId(con),
+                    Xid {
+                        usn,
+                        slot: 3,
+                        sqn: 4711,
+                    },
+                ),
+                container: (con > 1).then(|| "SALES".to_owned()),
+                user: Some("APP".to_owned()),
+                first_scn: Scn(first_scn),
+                first_change_ms: (con > 1).then_some(1_000),
+                events,
+                bytes: events * 100,
+                spilled: con > 1,
+                journaled: false,
+            };
+            Arc::new(OpenTransactions {
+                taken_at_ms: 61_000,
+                mined_to_scn: Some(Scn(18_446_744_073_709_551_000)),
+                open_transactions: 2,
+                buffered_events: 12,
+                transactions: vec![txn(3, 9, 10, 500), txn(0, 2, 2, 600)],
+                truncated: false,
+            })
+        });
+        TransactionsView { state, view }
     }
 }
 
@@ -792,6 +829,9 @@ fn unknown_connector_is_404_on_every_endpoint() {
     server
         .delete("/connectors/nope/offsets")
         .assert_error(404, message);
+    server
+        .get("/oracle-cdc/connectors/nope/transactions")
+        .assert_error(404, message);
     assert_eq!(server.state(), "RUNNING", "nothing happened to ours");
 }
 
@@ -849,7 +889,68 @@ fn metrics_page_is_openmetrics_with_the_server_label() {
         "{}",
         reply.body
     );
+    // the redo-retention guard
+    assert!(
+        reply
+            .body
+            .contains("oracle_cdc_resume_log_age_seconds{server=\"cdc\"} 90\n"),
+        "{}",
+        reply.body
+    );
+    assert!(
+        reply
+            .body
+            .contains("oracle_cdc_resume_log_is_oldest{server=\"cdc\"} 1\n"),
+        "{}",
+        reply.body
+    );
     assert!(reply.body.ends_with("# EOF\n"));
+}
+
+#[test]
+fn open_transactions_are_ours_outside_connects_paths() {
+    let server = Server::start();
+    let path = format!("/oracle-cdc/connectors/{NAME}/transactions");
+    let reply = server.get(&path);
+    assert_eq!(reply.status, StatusCode::OK);
+    assert_eq!(
+        reply.json(),
+        json!({
+            "connector": NAME,
+            "task_state": "RUNNING",
+            "taken_at_ms": 61_000,
+            "mined_to_scn": "18446744073709551000",
+            "open_transactions": 2,
+            "buffered_events": 12,
+            "transactions": [
+                {"xid": "9.3.4711", "con_id": 3, "container": "SALES", "user": "APP",
+                 "first_scn": "500", "first_change_ms": 1_000, "age_ms": 60_000, "events": 10,
+                 "bytes": 1_000, "spilled": true, "journaled": false},
+                {"xid": "2.3.4711", "con_id": 0, "container": null, "user": "APP",
+                 "first_scn": "600", "first_change_ms": null, "age_ms": null, "events": 2,
+                 "bytes": 200, "spilled": false, "journaled": false},
+            ],
+            "truncated": false,
+        })
+    );
+    // stopped: nothing running holds transactions
+    let stop = server.put(&format!("/connectors/{NAME}/stop")).status;
+    assert!(
+        stop == StatusCode::ACCEPTED || stop == StatusCode::NO_CONTENT,
+        "{stop}"
+    );
+    let stopped = server.get(&path).json();
+    assert_eq!(stopped["task_state"], "STOPPED");
+    assert_eq!(stopped["transactions"], json!([]));
+    assert_eq!(stopped["open_transactions"], 0);
+    assert_eq!(stopped["mined_to_scn"], Value::Null);
+    // not Connect's: no such path under /connectors
+    server
+        .get(&format!("/connectors/{NAME}/transactions"))
+        .assert_error(404, "HTTP 404 Not Found");
+    server
+        .post(&path)
+        .assert_error(405, "HTTP 405 Method Not Allowed");
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -179,3 +179,124 @@ fn the_binary_answers_connect_tooling_on_its_rest_api() {
         std::fs::read_to_string(&log).unwrap_or_default()
     });
 }
+
+/// The open transactions of a simulated database whose scenario leaves four transactions open
+/// (3, 2, 2 and 1 changes, begun in that order) and commits one.
+const HELD_OPEN: &str = r#"{
+  "name": "transactions_held_open",
+  "database": { "seed": 7 },
+  "events": [
+    { "event": "begin", "session": "a", "user": "ALICE", "private_strand": false },
+    { "event": "insert", "session": "a", "table": "APP.CODES", "values": { "CODE": "A1" } },
+    { "event": "begin", "session": "b", "user": "BOB", "private_strand": false },
+    { "event": "insert", "session": "b", "table": "APP.CODES", "values": { "CODE": "B1" } },
+    { "event": "begin", "session": "c", "user": "CAROL", "private_strand": false },
+    { "event": "insert", "session": "c", "table": "APP.CODES", "values": { "CODE": "C1" } },
+    { "event": "begin", "session": "d", "user": "DAVE", "private_strand": false },
+    { "event": "insert", "session": "d", "table": "APP.CODES", "values": { "CODE": "D1" } },
+    { "event": "insert", "session": "a", "table": "APP.CODES", "values": { "CODE": "A2" } },
+    { "event": "insert", "session": "b", "table": "APP.CODES", "values": { "CODE": "B2" } },
+    { "event": "insert", "session": "c", "table": "APP.CODES", "values": { "CODE": "C2" } },
+    { "event": "insert", "session": "a", "table": "APP.CODES", "values": { "CODE": "A3" } },
+    { "event": "begin", "session": "s", "private_strand": false },
+    { "event": "insert", "session": "s", "table": "APP.CODES", "values": { "CODE": "S1" } },
+    { "event": "commit", "session": "s" }
+  ]
+}"#;
+
+#[test]
+fn open_transactions_are_served_largest_first() {
+    let Some(broker) = broker() else { return };
+    let mut setup = Setup::new("resttxns", &broker, 0, false);
+    let scenario = setup.dir.path().join("held_open.json");
+    std::fs::write(&scenario, HELD_OPEN).unwrap();
+    setup.set("cdc.sim.scenario", scenario.to_str().unwrap());
+    let initial = cdc_logminer::source::configured::sim_initial_scn(&setup.config()).unwrap();
+    setup.set("cdc.start.scn", &initial.0.to_string());
+    let config_path = setup.write();
+    let log = setup.dir.path().join("oracle-cdc.log");
+    let running = Running::start(&config_path, &log);
+    let rest = setup.rest();
+    let name = &setup.name;
+    let url = format!("{rest}/oracle-cdc/connectors/{name}/transactions");
+
+    let mut body = Value::Null;
+    assert!(
+        wait_for(Duration::from_secs(60), || {
+            let (status, value) = get_json(&url);
+            body = value;
+            status == 200 && body["open_transactions"] == 4
+        }),
+        "{body}; log:\n{}",
+        running.log_text()
+    );
+    assert_eq!(body["connector"], name.as_str());
+    assert_eq!(body["task_state"], "RUNNING");
+    assert_eq!(body["buffered_events"], 8);
+    assert_eq!(body["truncated"], false);
+    assert!(
+        body["mined_to_scn"]
+            .as_str()
+            .unwrap()
+            .parse::<u64>()
+            .is_ok()
+    );
+    let list = body["transactions"].as_array().unwrap();
+    let users: Vec<&str> = list.iter().map(|t| t["user"].as_str().unwrap()).collect();
+    // by events, then the older first (B began before C)
+    assert_eq!(users, ["ALICE", "BOB", "CAROL", "DAVE"], "{body}");
+    let events: Vec<u64> = list.iter().map(|t| t["events"].as_u64().unwrap()).collect();
+    assert_eq!(events, [3, 2, 2, 1]);
+    let first_scn = |t: &Value| t["first_scn"].as_str().unwrap().parse::<u64>().unwrap();
+    assert!(first_scn(&list[0]) < first_scn(&list[1]));
+    assert!(first_scn(&list[1]) < first_scn(&list[2]));
+    let mut xids = std::collections::BTreeSet::new();
+    for t in list {
+        let xid = t["xid"].as_str().unwrap();
+        let parts: Vec<&str> = xid.split('.').collect();
+        assert!(
+            parts.len() == 3 && parts.iter().all(|p| p.parse::<u32>().is_ok()),
+            "{xid}"
+        );
+        assert!(xids.insert(xid.to_owned()), "{xid} twice");
+        assert!(t["con_id"].is_u64(), "{t}");
+        assert!(t["bytes"].as_u64().unwrap() > 0, "{t}");
+        assert_eq!(t["spilled"], false);
+        assert_eq!(t["journaled"], false);
+        let first = t["first_change_ms"].as_u64().unwrap();
+        assert!(first <= body["taken_at_ms"].as_u64().unwrap());
+        assert_eq!(
+            t["age_ms"].as_u64().unwrap(),
+            body["taken_at_ms"].as_u64().unwrap() - first
+        );
+    }
+    // the same as /metrics counts
+    let (_, page) = http("GET", &format!("{rest}/metrics"), None);
+    assert!(
+        page.lines()
+            .any(|l| l.starts_with("oracle_cdc_open_transactions{") && l.ends_with(" 4")),
+        "{page}"
+    );
+
+    // another connector's name is Connect's 404
+    let (status, missing) = get_json(&format!("{rest}/oracle-cdc/connectors/other/transactions"));
+    assert_eq!(status, 404);
+    assert_eq!(missing["error_code"], 404);
+    assert_eq!(missing["message"], "Connector other not found");
+
+    // stopped, the task holds nothing: an empty list and the state
+    let (code, _) = http("PUT", &format!("{rest}/connectors/{name}/stop"), None);
+    assert!(code == 202 || code == 204, "{code}");
+    let mut stopped = Value::Null;
+    assert!(
+        wait_for(Duration::from_secs(60), || {
+            stopped = get_json(&url).1;
+            stopped["task_state"] == "STOPPED"
+        }),
+        "{stopped}"
+    );
+    assert_eq!(stopped["open_transactions"], 0);
+    assert_eq!(stopped["transactions"], json!([]));
+    assert_eq!(stopped["truncated"], false);
+    running.terminate(Duration::from_secs(30));
+}

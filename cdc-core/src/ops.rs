@@ -77,6 +77,9 @@ record_names! {
         SnapshotComplete = "snapshot-complete",
         /// The answer to a signal: accepted, rejected (with the reason) or done.
         SignalAck = "signal-ack",
+        /// The resume point has come to need the oldest redo log still available: the next
+        /// purge of that log would stop the task with CDC-2002.
+        RedoRetentionWarning = "redo-retention-warning",
         /// Written by `oracle-cdc-admin offsets set` (never by the connector): `applying`
         /// before the offset is changed, then `applied` or `failed`.
         OffsetsSet = "offsets-set",

@@ -16,6 +16,7 @@ mod engine_lag;
 mod engine_new_tables;
 mod engine_policies;
 mod engine_restart;
+mod engine_retention;
 mod engine_snapshot;
 mod engine_strands;
 mod engine_topology;

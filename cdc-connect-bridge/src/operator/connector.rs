@@ -22,7 +22,7 @@ use crate::kafka::KafkaClients;
 use crate::kafka::offsets::KafkaOffsetStore;
 use crate::operator::control::{
     ConnectorControl, ConnectorState, ConnectorStatus, ControlError, MetricsSnapshot,
-    PartitionOffset, WorkerHealth,
+    PartitionOffset, TransactionsView, WorkerHealth,
 };
 use crate::worker::stop::write_stop_event;
 use crate::worker::{TaskError, TaskOptions, TaskSignals, TaskStats, run_task};
@@ -555,6 +555,20 @@ impl ConnectorControl for Connector {
             buffer: *stats.buffer.lock(),
             delivery,
         }
+    }
+
+    /// The engine's last view while the task runs or is paused (its buffer is still there);
+    /// in any other state the task holds no transactions to show.
+    fn transactions(&self) -> TransactionsView {
+        let (state, stats) = {
+            let inner = self.inner.lock();
+            (inner.state, Arc::clone(&inner.stats))
+        };
+        let view = match state {
+            ConnectorState::Running | ConnectorState::Paused => stats.transactions.lock().clone(),
+            _ => None,
+        };
+        TransactionsView { state, view }
     }
 }
 

@@ -1,12 +1,14 @@
 //! What the REST API may ask of a running connector: its status, health and configuration, the
-//! lifecycle commands of Kafka Connect (stop, pause, resume, restart), its offsets, and its
-//! metrics. The worker implements [`ConnectorControl`]; the REST layer (`rest`) only translates
+//! lifecycle commands of Kafka Connect (stop, pause, resume, restart), its offsets, its
+//! metrics, and its open transactions. The worker implements [`ConnectorControl`]; the REST layer (`rest`) only translates
 //! HTTP to these calls, so it holds no connector logic of its own.
 
 use std::collections::BTreeMap;
 
+use std::sync::Arc;
+
 use cdc_buffer::BufferMetrics;
-use cdc_logminer::engine::EngineMetrics;
+use cdc_logminer::engine::{EngineMetrics, OpenTransactions};
 use serde_json::{Map, Value as Json};
 
 /// The state of the connector and of its one task, as Kafka Connect names them.
@@ -121,6 +123,15 @@ pub struct MetricsSnapshot {
     pub delivery: DeliveryMetrics,
 }
 
+/// The open transactions as `GET /oracle-cdc/connectors/{name}/transactions` shows them: the
+/// task's state, and the engine's last published view of its buffer while the task runs or is
+/// paused (`None` in any other state, or before the engine published one).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TransactionsView {
+    pub state: ConnectorState,
+    pub view: Option<Arc<OpenTransactions>>,
+}
+
 /// The running connector as the REST API sees it. Every method returns promptly: a command
 /// is handed to the worker, which carries it out on its own thread.
 pub trait ConnectorControl: Send + Sync + 'static {
@@ -154,4 +165,12 @@ pub trait ConnectorControl: Send + Sync + 'static {
     /// Deletes the stored offsets; only while `Stopped`.
     fn reset_offsets(&self) -> Result<(), ControlError>;
     fn metrics(&self) -> MetricsSnapshot;
+    /// The open transactions the engine last published (at most about once a second); by
+    /// default none, with the connector's state.
+    fn transactions(&self) -> TransactionsView {
+        TransactionsView {
+            state: self.status().state,
+            view: None,
+        }
+    }
 }

@@ -221,6 +221,16 @@ pub const SERIES: &[Series] = &[
         "Oracle transactions that rolled back",
         |s| s.engine.rolled_back_transactions,
     ),
+    gauge_of(
+        "resume_log_age_seconds",
+        "Age of the redo log holding the resume point (now minus its FIRST_TIME), in seconds; -1 when unknown",
+        |s| s.engine.resume_log_age_ms.map_or(-1, |ms| gauge(ms / 1000)),
+    ),
+    gauge_of(
+        "resume_log_is_oldest",
+        "1 when the resume point needs the oldest redo log still available for its thread, else 0; -1 when unknown",
+        |s| s.engine.resume_log_is_oldest.map_or(-1, i64::from),
+    ),
     counter("rows_mined", "Rows read from V$LOGMNR_CONTENTS", |s| {
         s.engine.rows_mined
     }),
@@ -573,6 +583,28 @@ mod tests {
         snapshot.buffer.oldest_open_scn = None;
         let samples = parse(&render(&snapshot));
         assert_eq!(value_of(&samples, "oracle_cdc_oldest_open_scn"), "-1");
+    }
+
+    #[test]
+    fn the_redo_retention_gauges_are_minus_one_when_unknown() {
+        let samples = parse(&render(&snapshot()));
+        assert_eq!(
+            value_of(&samples, "oracle_cdc_resume_log_age_seconds"),
+            "-1"
+        );
+        assert_eq!(value_of(&samples, "oracle_cdc_resume_log_is_oldest"), "-1");
+        let mut known = snapshot();
+        known.engine.resume_log_age_ms = Some(7_200_999);
+        known.engine.resume_log_is_oldest = Some(true);
+        let samples = parse(&render(&known));
+        assert_eq!(
+            value_of(&samples, "oracle_cdc_resume_log_age_seconds"),
+            "7200"
+        );
+        assert_eq!(value_of(&samples, "oracle_cdc_resume_log_is_oldest"), "1");
+        known.engine.resume_log_is_oldest = Some(false);
+        let samples = parse(&render(&known));
+        assert_eq!(value_of(&samples, "oracle_cdc_resume_log_is_oldest"), "0");
     }
 
     #[test]

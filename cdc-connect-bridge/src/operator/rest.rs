@@ -1,6 +1,7 @@
 //! The worker's REST API: the Kafka Connect endpoints an operator's runbook and Connect's own
 //! tooling use, with Connect's request and response shapes and status codes, so `curl` recipes
-//! and Connect tooling work unchanged, plus the Prometheus `/metrics` page.
+//! and Connect tooling work unchanged, plus the Prometheus `/metrics` page and, outside
+//! Connect's paths, the open transactions (`/oracle-cdc/connectors/{name}/transactions`).
 //!
 //! ```text
 //!  HTTP request ─► axum Router ─► handler: parse path, query and body (Connect's 4xx on error)
@@ -8,6 +9,7 @@
 //!                                   ▼
 //!                     ConnectorControl: name · status · health · stop · pause · resume
 //!                                       restart · offsets · alter/reset_offsets · metrics
+//!                                       transactions (ours: /oracle-cdc/connectors/{name}/…)
 //!                     plugins: KEYS + cdc_core validation (`/connector-plugins`)
 //!                     LogLevels: the process's log filter (`/admin/loggers`)
 //!                                   │ Ok ─► Connect's JSON body and status code
@@ -40,7 +42,8 @@ use serde_json::{Map, Value as JsonValue, json};
 
 use crate::operator::cluster_id::ClusterId;
 use crate::operator::control::{
-    ConnectorControl, ConnectorState, ConnectorStatus, ControlError, PartitionOffset, WorkerHealth,
+    ConnectorControl, ConnectorState, ConnectorStatus, ControlError, PartitionOffset,
+    TransactionsView, WorkerHealth,
 };
 use crate::operator::loggers::LogLevels;
 use crate::operator::metrics;
@@ -140,7 +143,11 @@ impl RestApi {
                 "/connector-plugins/{name}/config/validate",
                 put(plugins::validate),
             )
-            .route("/metrics", get(metrics_page));
+            .route("/metrics", get(metrics_page))
+            .route(
+                "/oracle-cdc/connectors/{name}/transactions",
+                get(open_transactions),
+            );
         if has_loggers {
             router = router
                 .route("/admin/loggers", get(loggers::list))
@@ -726,6 +733,62 @@ async fn metrics_page(State(api): State<Api>) -> Result<Response, ApiError> {
     let snapshot = blocking(&api, |control| Ok(control.metrics())).await?;
     let text = metrics::render(&snapshot);
     Ok(([(header::CONTENT_TYPE, metrics::CONTENT_TYPE)], text).into_response())
+}
+
+/// `GET /oracle-cdc/connectors/{name}/transactions` (ours, outside Connect's paths): the open
+/// transactions, always 200; not running (nor paused), the list is empty and `task_state`
+/// says why.
+async fn open_transactions(State(api): State<Api>, target: Target) -> Result<Response, ApiError> {
+    let (name, view) = on_connector(&api, target.name, |control, name| {
+        Ok((name.to_owned(), control.transactions()))
+    })
+    .await?;
+    Ok(ok_json(StatusCode::OK, transactions_json(&name, &view)))
+}
+
+/// The body of the transactions resource. SCNs are strings, as elsewhere in the API.
+fn transactions_json(name: &str, view: &TransactionsView) -> JsonValue {
+    let Some(v) = &view.view else {
+        return json!({
+            "connector": name,
+            "task_state": view.state.as_str(),
+            "taken_at_ms": null,
+            "mined_to_scn": null,
+            "open_transactions": 0,
+            "buffered_events": 0,
+            "transactions": [],
+            "truncated": false,
+        });
+    };
+    let transactions: Vec<JsonValue> = v
+        .transactions
+        .iter()
+        .map(|t| {
+            json!({
+                "xid": t.key.xid.to_string(),
+                "con_id": t.key.con.0,
+                "container": t.container,
+                "user": t.user,
+                "first_scn": t.first_scn.to_string(),
+                "first_change_ms": t.first_change_ms,
+                "age_ms": t.first_change_ms.map(|ms| v.taken_at_ms.saturating_sub(ms)),
+                "events": t.events,
+                "bytes": t.bytes,
+                "spilled": t.spilled,
+                "journaled": t.journaled,
+            })
+        })
+        .collect();
+    json!({
+        "connector": name,
+        "task_state": view.state.as_str(),
+        "taken_at_ms": v.taken_at_ms,
+        "mined_to_scn": v.mined_to_scn.map(|scn| scn.to_string()),
+        "open_transactions": v.open_transactions,
+        "buffered_events": v.buffered_events,
+        "transactions": transactions,
+        "truncated": v.truncated,
+    })
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -33,7 +33,8 @@ use cdc_buffer::BufferMetrics;
 use cdc_core::config::{CdcConfig, SnapshotMode, TransactionBoundary};
 use cdc_core::{CdcCode, CdcError, Scn};
 use cdc_logminer::engine::{
-    CaptureEngine, EngineMetrics, EngineSettings, JournalSetup, SystemClock, source_stop,
+    CaptureEngine, EngineMetrics, EngineSettings, JournalSetup, OPEN_TRANSACTIONS_LIMIT,
+    OpenTransactions, SystemClock, source_stop,
 };
 use cdc_logminer::source::{RedoSource, SourceSetupError};
 use cdc_offset::Position;
@@ -132,6 +133,9 @@ pub struct TaskStats {
     pub engine: Mutex<EngineMetrics>,
     pub buffer: Mutex<BufferMetrics>,
     pub delivery: Mutex<DeliveryMetrics>,
+    /// The engine's open transactions, taken after a step at most once per
+    /// [`TRANSACTIONS_EVERY`]; `None` until the first.
+    pub transactions: Mutex<Option<Arc<OpenTransactions>>>,
     /// Engine records in the queue.
     pub queue_depth: AtomicU64,
     /// At least once: the producer's delivery tracker, so that the acknowledged count is read
@@ -214,6 +218,7 @@ impl Default for TaskStats {
                 scn_lag: -1,
                 ..DeliveryMetrics::default()
             }),
+            transactions: Mutex::new(None),
             queue_depth: AtomicU64::new(0),
             acks: OnceLock::new(),
             resume_scn: AtomicU64::new(0),
@@ -620,7 +625,10 @@ fn mine<S: RedoSource>(
     stats: &TaskStats,
     stop: &AtomicBool,
 ) -> Result<(), CdcError> {
-    engine.run(&mut sink, stop, |engine| publish(engine, stats))?;
+    let mut transactions_at = None;
+    engine.run(&mut sink, stop, |engine| {
+        publish(engine, stats, &mut transactions_at)
+    })?;
     if engine.snapshot_finished() {
         tracing::info!(
             "cdc.snapshot.mode=snapshot_only: the snapshot is complete; the task ends without streaming"
@@ -630,9 +638,22 @@ fn mine<S: RedoSource>(
     Ok(())
 }
 
-fn publish<S: RedoSource>(engine: &CaptureEngine<S>, stats: &TaskStats) {
+/// How often, at most, the mining thread takes a view of the open transactions for REST: it
+/// visits every open transaction, so not after every step.
+pub const TRANSACTIONS_EVERY: Duration = Duration::from_secs(1);
+
+fn publish<S: RedoSource>(
+    engine: &CaptureEngine<S>,
+    stats: &TaskStats,
+    transactions_at: &mut Option<Instant>,
+) {
     *stats.engine.lock() = engine.metrics();
     *stats.buffer.lock() = engine.buffer_metrics();
+    if transactions_at.is_none_or(|at| at.elapsed() >= TRANSACTIONS_EVERY) {
+        *transactions_at = Some(Instant::now());
+        let view = engine.open_transactions(OPEN_TRANSACTIONS_LIMIT);
+        *stats.transactions.lock() = Some(Arc::new(view));
+    }
 }
 
 /// What the worker's unit tests share.

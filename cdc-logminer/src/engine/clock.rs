@@ -8,6 +8,13 @@ pub trait Clock: Send + fmt::Debug {
     fn now_ms(&self) -> u64;
     /// Waits (a manual clock just moves on).
     fn sleep(&mut self, duration: Duration);
+    /// Milliseconds since the Unix epoch, for what is compared with the database's times (a
+    /// log's FIRST_TIME) or shown to an operator; 0 if the system clock is before 1970.
+    fn wall_ms(&self) -> u64 {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, millis)
+    }
 }
 
 /// The wall clock.
@@ -55,5 +62,10 @@ impl Clock for ManualClock {
 
     fn sleep(&mut self, duration: Duration) {
         self.advance(duration);
+    }
+
+    /// The same time: a test sets it to the epoch time it needs.
+    fn wall_ms(&self) -> u64 {
+        self.now_ms()
     }
 }

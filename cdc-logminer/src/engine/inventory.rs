@@ -138,6 +138,7 @@ mod tests {
             },
             dictionary_begin: false,
             dictionary_end: false,
+            first_time_ms: None,
         }
     }
 

@@ -38,11 +38,13 @@ mod published;
 mod read;
 mod record;
 mod recovery;
+mod retention;
 mod settings;
 mod signals;
 mod snapshot;
 mod start;
 mod topology;
+mod transactions;
 mod window;
 
 pub use clock::{Clock, ManualClock, SystemClock};
@@ -63,6 +65,7 @@ pub use snapshot::{
     MAX_TRANSIENT_FAILURES, MIN_CHUNK_ROWS, SnapshotMarker, SnapshotMetrics, SnapshotRecord,
 };
 pub use topology::{check_archive_destination, check_role, resolve_mining_mode};
+pub use transactions::{OPEN_TRANSACTIONS_LIMIT, OpenTransaction, OpenTransactions};
 pub use window::{AdaptiveWindow, STALL_TIMEOUTS};
 
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -163,6 +166,9 @@ pub struct CaptureEngine<S: RedoSource> {
     snapshot: SnapshotState,
     /// Signals (`signals.rs`): the channel the bridge hands the signals topic's records over.
     signals: SignalState,
+    /// The redo-retention guard (`retention.rs`): whether the resume point needs the oldest
+    /// available log, so its warning goes out once per transition.
+    retention: retention::RetentionGuard,
 }
 
 /// Where the next step reads from, how many logs it takes, and the session's recovery state.

@@ -90,6 +90,7 @@ impl<S: RedoSource> CaptureEngine<S> {
             destination: self.settings.archive_destination.clone(),
         };
         let inventory = self.source.log_inventory(&query)?;
+        self.observe_retention(&inventory);
         let plan = plan_logs(
             &inventory,
             self.read.cursor.log_seq,

@@ -193,6 +193,12 @@ pub struct EngineMetrics {
     pub last_step_ms: u64,
     pub mined_to_scn: u64,
     pub current_scn: u64,
+    /// The redo-retention guard (`retention.rs`), at the last log inventory: the age of the
+    /// log holding the resume point (now minus its FIRST_TIME), and whether it is the oldest
+    /// log of its thread still available. `None` when unknown (no inventory read yet, the
+    /// log not listed, or no FIRST_TIME).
+    pub resume_log_age_ms: Option<u64>,
+    pub resume_log_is_oldest: Option<bool>,
     /// The snapshot stage's counters and gauges.
     pub snapshot: SnapshotMetrics,
 }

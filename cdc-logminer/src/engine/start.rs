@@ -243,6 +243,7 @@ impl<S: RedoSource> CaptureEngine<S> {
             journal: None,
             journal_start,
             signals: SignalState::default(),
+            retention: Default::default(),
             snapshot: SnapshotState::open(&settings.snapshot, None, None, false, Vec::new())?,
             source,
             settings,

@@ -371,6 +371,7 @@ impl SimSource {
                             },
                             dictionary_begin: log.dictionary_begin,
                             dictionary_end: log.dictionary_end,
+                            first_time_ms: Some(log.first_time_ms),
                         },
                     ));
                 } else if query.mode == CaptureMode::Online && log.online {
@@ -396,6 +397,7 @@ impl SimSource {
                             // V$LOG has no dictionary flags
                             dictionary_begin: false,
                             dictionary_end: false,
+                            first_time_ms: Some(log.first_time_ms),
                         },
                     ));
                 }
@@ -483,6 +485,7 @@ impl SimSource {
                     location,
                     dictionary_begin: archived && log.dictionary_begin,
                     dictionary_end: archived && log.dictionary_end,
+                    first_time_ms: Some(log.first_time_ms),
                 },
                 index,
             });

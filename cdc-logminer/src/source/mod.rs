@@ -215,6 +215,11 @@ pub struct LogFile {
     /// log flags it with both).
     #[serde(default)]
     pub dictionary_end: bool,
+    /// `FIRST_TIME` (V$ARCHIVED_LOG, V$LOG): when the log's first change was written, in ms
+    /// since the epoch (UTC); `None` when the catalog has none. The redo-retention guard reads
+    /// the age of the log holding the resume point from it.
+    #[serde(default)]
+    pub first_time_ms: Option<u64>,
 }
 
 impl LogFile {

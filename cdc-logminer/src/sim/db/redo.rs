@@ -40,6 +40,8 @@ pub(crate) struct RedoLog {
     /// a dictionary build: V$ARCHIVED_LOG's flags.
     pub dictionary_begin: bool,
     pub dictionary_end: bool,
+    /// FIRST_TIME: the database's clock (ms since the epoch) when the log was opened.
+    pub first_time_ms: u64,
 }
 
 impl RedoLog {
@@ -80,6 +82,7 @@ impl SimDatabase {
             }
         }
         let first_scn = Scn(self.scn);
+        let first_time_ms = u64::try_from(self.clock.epoch_nanos() / 1_000_000).unwrap_or(0);
         self.logs.push(RedoLog {
             thread,
             sequence,
@@ -95,6 +98,7 @@ impl SimDatabase {
             switched_at: 0,
             dictionary_begin: false,
             dictionary_end: false,
+            first_time_ms,
         });
         let idx = self.logs.len() - 1;
         if thread_idx < self.current.len() {

@@ -41,6 +41,11 @@ pub(super) fn col<T: oracle::sql_type::FromSql>(row: &Row, i: usize) -> Result<T
     row.get(i).map_err(driver)
 }
 
+/// A FIRST_TIME column read as ms since the epoch; `None` when NULL or before 1970.
+fn epoch_ms(ms: Option<i64>) -> Option<u64> {
+    ms.and_then(|ms| u64::try_from(ms).ok())
+}
+
 fn parse_date(text: &str) -> Option<OracleDateTime> {
     let (d, t) = text.split_once(' ')?;
     let mut d = d.split('-');
@@ -265,6 +270,7 @@ impl RedoSource for OracleSource {
                 },
                 dictionary_begin: dictionary_begin == "YES",
                 dictionary_end: dictionary_end == "YES",
+                first_time_ms: epoch_ms(col(&r, 10)?),
             };
             by_key.insert((f.thread.0, f.sequence), f);
         }
@@ -292,6 +298,7 @@ impl RedoSource for OracleSource {
                         // V$LOG has no dictionary flags: a build is found once archived
                         dictionary_begin: false,
                         dictionary_end: false,
+                        first_time_ms: epoch_ms(col(&r, 8)?),
                     },
                 );
             }

@@ -64,21 +64,27 @@ WHERE STATUS = 'VALID' AND TYPE = 'LOCAL' ORDER BY DEST_ID";
 /// Archived copies at one destination of the current incarnation, deleted ones included so a
 /// purge is seen as one; on a physical standby only the copies already applied, so mining
 /// stays at or below the applied SCN. Binds: `:1` from SCN (NEXT_CHANGE# above it), `:2`
-/// DEST_ID. DICTIONARY_BEGIN/END flag the logs of a dictionary build.
+/// DEST_ID. DICTIONARY_BEGIN/END flag the logs of a dictionary build. The last column is
+/// FIRST_TIME in ms since the epoch: FIRST_TIME is a DATE on the database's clock (SYSDATE's),
+/// so the clock's distance from UTC is taken off.
 pub const ARCHIVED_LOGS: &str = "SELECT A.THREAD#, A.SEQUENCE#, A.FIRST_CHANGE#, A.NEXT_CHANGE#, \
-A.STATUS, A.DELETED, A.NAME, A.DEST_ID, A.DICTIONARY_BEGIN, A.DICTIONARY_END \
-FROM V$ARCHIVED_LOG A, V$DATABASE D \
+A.STATUS, A.DELETED, A.NAME, A.DEST_ID, A.DICTIONARY_BEGIN, A.DICTIONARY_END, \
+ROUND((A.FIRST_TIME - DATE '1970-01-01' - (SYSDATE - CAST(SYS_EXTRACT_UTC(SYSTIMESTAMP) AS DATE))) \
+* 86400000) FROM V$ARCHIVED_LOG A, V$DATABASE D \
 WHERE A.NEXT_CHANGE# > :1 AND A.DEST_ID = :2 AND A.ARCHIVED = 'YES' \
 AND A.RESETLOGS_CHANGE# = D.RESETLOGS_CHANGE# AND A.RESETLOGS_TIME = D.RESETLOGS_TIME \
 AND (D.DATABASE_ROLE <> 'PHYSICAL STANDBY' OR A.APPLIED = 'YES') \
 ORDER BY A.THREAD#, A.SEQUENCE#";
 
-/// Online logs with one member each. Bind: `:1` from SCN.
+/// Online logs with one member each, FIRST_TIME last (in ms since the epoch, as in
+/// [`ARCHIVED_LOGS`]). Bind: `:1` from SCN.
 pub const ONLINE_LOGS: &str = "SELECT L.GROUP#, L.THREAD#, L.SEQUENCE#, L.FIRST_CHANGE#, \
-L.NEXT_CHANGE#, L.STATUS, L.ARCHIVED, MIN(F.MEMBER) \
-FROM V$LOG L JOIN V$LOGFILE F ON F.GROUP# = L.GROUP# \
+L.NEXT_CHANGE#, L.STATUS, L.ARCHIVED, MIN(F.MEMBER), \
+ROUND((L.FIRST_TIME - DATE '1970-01-01' - (SYSDATE - CAST(SYS_EXTRACT_UTC(SYSTIMESTAMP) AS DATE))) \
+* 86400000) FROM V$LOG L JOIN V$LOGFILE F ON F.GROUP# = L.GROUP# \
 WHERE L.NEXT_CHANGE# > :1 AND L.STATUS <> 'UNUSED' \
-GROUP BY L.GROUP#, L.THREAD#, L.SEQUENCE#, L.FIRST_CHANGE#, L.NEXT_CHANGE#, L.STATUS, L.ARCHIVED \
+GROUP BY L.GROUP#, L.THREAD#, L.SEQUENCE#, L.FIRST_CHANGE#, L.NEXT_CHANGE#, L.STATUS, L.ARCHIVED, \
+L.FIRST_TIME \
 ORDER BY L.THREAD#, L.SEQUENCE#";
 
 /// Tables, partitions and subpartitions of user schemas, per container:
@@ -542,7 +548,24 @@ mod tests {
             BUILD_DICTIONARY,
             "BEGIN DBMS_LOGMNR_D.BUILD(OPTIONS => DBMS_LOGMNR_D.STORE_IN_REDO_LOGS); END;"
         );
-        assert!(ARCHIVED_LOGS.contains("A.DICTIONARY_BEGIN, A.DICTIONARY_END FROM"));
+        assert!(ARCHIVED_LOGS.contains(
+            "A.DICTIONARY_BEGIN, A.DICTIONARY_END, \
+ROUND((A.FIRST_TIME"
+        ));
+        // FIRST_TIME is the last column of both inventory queries, in ms since the epoch (UTC)
+        for (sql, column) in [
+            (ARCHIVED_LOGS, "A.FIRST_TIME"),
+            (ONLINE_LOGS, "L.FIRST_TIME"),
+        ] {
+            assert!(
+                sql.contains(&format!(
+                    "ROUND(({column} - DATE '1970-01-01' - (SYSDATE - \
+CAST(SYS_EXTRACT_UTC(SYSTIMESTAMP) AS DATE))) * 86400000) FROM"
+                )),
+                "{sql}"
+            );
+        }
+        assert!(ONLINE_LOGS.contains("L.ARCHIVED, L.FIRST_TIME ORDER BY"));
         assert!(ARCHIVED_LOGS.contains("A.APPLIED = 'YES'"));
         assert!(ARCHIVE_DESTINATIONS.contains("V$ARCHIVE_DEST_STATUS"));
         assert!(ARCHIVE_DESTINATIONS.contains("STATUS = 'VALID' AND TYPE = 'LOCAL'"));
