@@ -1,3 +1,6 @@
 //! The integration tests of cdc-admin, one binary.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod check;
 mod journal;
+mod offsets_e2e;

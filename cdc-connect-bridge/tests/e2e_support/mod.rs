@@ -801,6 +801,24 @@ impl OwnBroker {
             .status()
             .unwrap();
         assert!(status.success(), "kill {signal}");
+        // `kill` returns once the signal is queued; a stop takes hold when the broker's
+        // threads are next scheduled, and a client already connected could be answered
+        // in between
+        let stat = format!("/proc/{}/stat", self.child.id());
+        let stopped = || {
+            std::fs::read_to_string(&stat).is_ok_and(|text| {
+                text.rsplit_once(')')
+                    .and_then(|(_, rest)| rest.split_whitespace().next())
+                    .is_some_and(|state| state == "T")
+            })
+        };
+        if signal == "-STOP" {
+            let deadline = std::time::Instant::now() + Duration::from_secs(5);
+            while !stopped() && std::time::Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            assert!(stopped(), "the broker did not stop");
+        }
     }
 }
 
