@@ -148,8 +148,25 @@ fn run(cli: &Cli) -> Result<u8, AdminError> {
         }
         Command::Journal(JournalCommand::Inspect) => {
             let config = config()?;
-            let report = cdc_admin::journal::inspect(&config, g.bootstrap.as_deref())
-                .map_err(|e| AdminError::Kafka(e.to_string()))?;
+            // with the stored offset's generation, chunks written after it are named orphaned
+            // (never acknowledged); without a reachable connector the generations are listed
+            let generation = rest
+                .resolve(g.name.as_deref())
+                .and_then(|name| offsets::read_position(&rest, &name, &config))
+                .ok()
+                .flatten()
+                .map(|p| p.journal_generation);
+            let report = cdc_admin::journal::inspect_acknowledged(
+                &config,
+                g.bootstrap.as_deref(),
+                generation,
+            )
+            .map_err(|e| match e {
+                cdc_admin::journal::JournalInspectError::NoBrokers => {
+                    AdminError::Usage(e.to_string())
+                }
+                other => AdminError::Kafka(other.to_string()),
+            })?;
             emit(g.json, &report.render_text(), &report.to_json());
             Ok(0)
         }
@@ -161,7 +178,7 @@ fn run(cli: &Cli) -> Result<u8, AdminError> {
             };
             let config = context::read_config_file(path)?;
             let outcome = cdc_admin::check::run(&config, args.resume_scn.map(Scn), g.json)
-                .map_err(|e| AdminError::Source(e.to_string()))?;
+                .map_err(|e| AdminError::Failed(e.to_string()))?;
             print(&outcome.text);
             Ok(outcome.exit)
         }

@@ -119,12 +119,14 @@ impl OpsTail {
             .filter(|t| t.name() == topic)
             .flat_map(|t| t.partitions().iter().map(|p| p.id()))
             .collect();
-        if partitions.is_empty() {
-            return Err(AdminError::Kafka(format!(
-                "the ops topic {topic} does not exist"
-            )));
-        }
         let mut assignment = TopicPartitionList::new();
+        if partitions.is_empty() {
+            // not created yet (the connector creates it with its first event): everything it
+            // will hold is after now
+            assignment
+                .add_partition_offset(topic, 0, Offset::Beginning)
+                .map_err(kafka_error("positioning on the ops topic"))?;
+        }
         for partition in partitions {
             let (_, high) = consumer
                 .fetch_watermarks(topic, partition, crate::context::CALL_TIMEOUT)
