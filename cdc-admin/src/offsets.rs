@@ -426,7 +426,14 @@ pub fn set(
             format!("; forgot released {}", details["forgotten_released"])
         }
     ));
-    rest.resume(name).map_err(|e| failed(e, true))?;
+    rest.resume(name).map_err(|error| {
+        let _ = ops.write(&details, "failed", Some(("error", error.to_string())));
+        AdminError::Failed(format!(
+            "{error}; the new offset is stored but the connector is STOPPED; resume it with: \
+             curl -X PUT {}/connectors/{name}/resume",
+            rest.base()
+        ))
+    })?;
     text.push_str(&format!("resumed {name}\n"));
     if let Err(error) = ops.write(&details, "applied", None) {
         text.push_str(&format!(
@@ -471,4 +478,108 @@ pub fn wait_until(timeout: Duration, mut condition: impl FnMut() -> bool) -> boo
         std::thread::sleep(Duration::from_millis(100));
     }
     condition()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cdc_core::{ConId, RedoThread, Xid};
+    use cdc_offset::LastCommit;
+
+    fn request(scn: u64) -> SetRequest {
+        SetRequest {
+            scn: Scn(scn),
+            reason: "test".to_owned(),
+            operator: "me".to_owned(),
+            allow_skip: false,
+            redeliver: false,
+            forget_released: Vec::new(),
+            stop_timeout: Duration::from_secs(1),
+        }
+    }
+
+    fn xid(sqn: u32) -> ConXid {
+        ConXid {
+            con: ConId(0),
+            xid: Xid::new(1, 2, sqn),
+        }
+    }
+
+    fn stored() -> Position {
+        let mut p = Position::new(
+            ResumePoint::from_scn(Scn(1000)),
+            DbIdentity::new(42, Scn(7)),
+            3,
+        );
+        p.last_commit = Some(LastCommit {
+            scn: Scn(990),
+            xid: xid(9),
+            thread: RedoThread(1),
+            addr: cdc_core::RedoAddr::new(cdc_core::RsId::new(1, 1, 0x10), 0).expect("an address"),
+            event_index: 4,
+        });
+        p.released_xids.release(xid(5));
+        p
+    }
+
+    #[test]
+    fn back_keeps_the_identity_and_the_ledger_and_redeliver_clears_the_last_commit() {
+        let current = stored();
+        let (moved, direction) =
+            edited(Some(&current), current.identity, &request(500)).expect("backward");
+        assert_eq!(direction, "backward");
+        assert_eq!(moved.resume, ResumePoint::from_scn(Scn(500)));
+        assert_eq!(moved.identity, current.identity);
+        assert_eq!(moved.released_xids, current.released_xids);
+        assert_eq!(moved.last_commit, current.last_commit, "still skipped");
+        let again = SetRequest {
+            redeliver: true,
+            ..request(500)
+        };
+        let (moved, _) = edited(Some(&current), current.identity, &again).expect("backward");
+        assert_eq!(moved.last_commit, None, "delivered again");
+    }
+
+    #[test]
+    fn forward_needs_allow_skip_and_forgetting_needs_a_released_xid() {
+        let current = stored();
+        let refused = edited(Some(&current), current.identity, &request(2000));
+        assert!(
+            matches!(&refused, Err(AdminError::Refused(m)) if m.contains("--allow-skip")),
+            "{refused:?}"
+        );
+        let skip = SetRequest {
+            allow_skip: true,
+            ..request(2000)
+        };
+        let (moved, direction) = edited(Some(&current), current.identity, &skip).expect("skip");
+        assert_eq!(direction, "forward");
+        assert_eq!(moved.first_start.map(|f| f.floor_scn), Some(Scn(2000)));
+        let forget = SetRequest {
+            forget_released: vec![xid(5)],
+            ..request(1000)
+        };
+        let (moved, direction) = edited(Some(&current), current.identity, &forget).expect("forget");
+        assert_eq!(direction, "same");
+        assert!(!moved.released_xids.contains(xid(5)));
+        let unknown = SetRequest {
+            forget_released: vec![xid(6)],
+            ..request(1000)
+        };
+        assert!(edited(Some(&current), current.identity, &unknown).is_err());
+    }
+
+    #[test]
+    fn without_an_offset_the_database_identity_starts_one() {
+        let (p, direction) =
+            edited(None, DbIdentity::new(1, Scn(2)), &request(77)).expect("initial");
+        assert_eq!(direction, "initial");
+        assert_eq!(p.resume.scn, Scn(77));
+        assert_eq!(p.identity, DbIdentity::new(1, Scn(2)));
+        let redeliver = SetRequest {
+            redeliver: true,
+            ..request(77)
+        };
+        assert!(edited(None, DbIdentity::new(1, Scn(2)), &redeliver).is_err());
+    }
 }
