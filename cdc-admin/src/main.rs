@@ -63,8 +63,8 @@ fn run(cli: &Cli) -> Result<u8, AdminError> {
     let config = || context::connector_config(g.config.as_deref(), &rest, g.name.as_deref());
     match &cli.command {
         Command::Offsets(OffsetsCommand::Show { check_redo }) => {
-            let name = rest.resolve(g.name.as_deref())?;
             let config = config()?;
+            let name = rest.resolve(g.name.as_deref())?;
             let position = offsets::read_position(&rest, &name, &config)?;
             let redo = match (&position, check_redo) {
                 (Some(p), true) => {
@@ -78,8 +78,8 @@ fn run(cli: &Cli) -> Result<u8, AdminError> {
             Ok(0)
         }
         Command::Offsets(OffsetsCommand::Set(args)) => {
-            let name = rest.resolve(g.name.as_deref())?;
             let config = config()?;
+            let name = rest.resolve(g.name.as_deref())?;
             let forget_released = args
                 .forget_released
                 .iter()

@@ -183,3 +183,51 @@ fn usage_errors_exit_64() {
         assert!(help.contains(command), "{command} in {help}");
     }
 }
+
+/// Passwords in the configuration never appear in what the tool prints, whatever fails.
+#[test]
+fn secrets_are_never_printed() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("secret.properties");
+    let run = |extra: &str, args: &[&str]| {
+        std::fs::write(
+            &file,
+            format!(
+                "name=s\ncdc.topic.prefix=s\ncdc.source=sim\ncdc.tables.include=APP\\\\..*\n\
+                 cdc.database.password=hunter2-db-secret\n\
+                 cdc.kafka.sasl.password=hunter2-kafka-secret\n{extra}\n"
+            ),
+        )
+        .unwrap();
+        let output = Command::new(env!("CARGO_BIN_EXE_oracle-cdc-admin"))
+            .args(args)
+            .arg("--config")
+            .arg(&file)
+            .args(["--connect", "http://127.0.0.1:9", "--json"])
+            .output()
+            .unwrap();
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        );
+        (output.status.code().unwrap_or(-1), text)
+    };
+    for (extra, args, code) in [
+        ("cdc.snapshot.threads=0", &["offsets", "show"][..], 64),
+        ("", &["offsets", "show"][..], 1),
+        (
+            "",
+            &["offsets", "set", "--scn", "5", "--reason", "r"][..],
+            1,
+        ),
+        ("", &["transactions"][..], 1),
+    ] {
+        let (got, text) = run(extra, args);
+        assert_eq!(got, code, "{args:?}: {text}");
+        assert!(
+            !text.contains("hunter2"),
+            "{args:?} printed a password: {text}"
+        );
+    }
+}
