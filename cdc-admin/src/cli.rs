@@ -108,7 +108,8 @@ pub struct SetArgs {
 
 #[derive(Debug, Args)]
 pub struct ResnapshotArgs {
-    /// Table patterns (`OWNER.TABLE`, `PDB.OWNER.TABLE`, `*` wildcards).
+    /// Table patterns: regular expressions matched against whole `OWNER.TABLE` (or
+    /// `PDB.OWNER.TABLE`) names, as `cdc.tables.include` is.
     #[arg(long, value_name = "PATTERN", num_args = 1.., required = true)]
     pub tables: Vec<String>,
     /// A SQL condition every snapshotted row meets.

@@ -69,7 +69,7 @@ fn run(cli: &Cli) -> Result<u8, AdminError> {
             let redo = match (&position, check_redo) {
                 (Some(p), true) => {
                     let mut source = offsets::open_source(&config, Some(p))?;
-                    Some(redo::check(&mut source, &config, p.resume.scn)?)
+                    Some(redo::check(&mut source, &config, p.resume)?)
                 }
                 _ => None,
             };

@@ -295,7 +295,7 @@ pub fn check_scn(
     config: &CdcConfig,
     scn: Scn,
 ) -> Result<RedoReport, AdminError> {
-    let report = redo::check(source, config, scn)?;
+    let report = redo::check(source, config, ResumePoint::from_scn(scn))?;
     if scn > report.current_scn {
         return Err(AdminError::Refused(format!(
             "SCN {scn} is above the database's current SCN {}",

@@ -5,8 +5,9 @@
 use cdc_core::Scn;
 use cdc_core::config::CdcConfig;
 use cdc_logminer::RedoSource;
-use cdc_logminer::engine::plan_logs;
+use cdc_logminer::engine::{ResumeLog, plan_logs, resume_log};
 use cdc_logminer::source::{LogFile, LogInventoryQuery};
+use cdc_offset::ResumePoint;
 use serde_json::{Value, json};
 
 use crate::error::AdminError;
@@ -20,8 +21,11 @@ pub struct RedoReport {
     pub current_scn: Scn,
     /// The log holding `scn` (any copy listed, purged or not).
     pub holding: Option<LogFile>,
-    /// The oldest log not purged.
+    /// The oldest log not purged (of the thread of the log holding `scn`, when there is one).
     pub oldest_available: Option<LogFile>,
+    /// The connector's own redo-retention judgement of the resume point
+    /// ([`cdc_logminer::engine::resume_log`]); `None` when its log is not available.
+    pub guard: Option<ResumeLog>,
     /// Why the redo from `scn` cannot be mined (the connector's own CDC-2001/2002 check), or
     /// `None` when every log from the one holding `scn` on is present.
     pub problem: Option<String>,
@@ -32,17 +36,11 @@ impl RedoReport {
         self.problem.is_none()
     }
 
-    /// Whether the log holding `scn` is the oldest one still available: the next purge takes
-    /// the redo the resume point needs.
+    /// Whether the resume point needs the oldest log still available (the CURRENT log
+    /// aside, which is never purged): the next purge takes redo a restart needs. The same rule
+    /// as the connector's redo-retention guard.
     pub fn needs_oldest(&self) -> bool {
-        match (&self.holding, &self.oldest_available) {
-            (Some(holding), Some(oldest)) => {
-                self.available()
-                    && holding.thread == oldest.thread
-                    && holding.sequence == oldest.sequence
-            }
-            _ => false,
-        }
+        self.available() && self.guard.as_ref().is_some_and(ResumeLog::at_risk)
     }
 
     pub fn to_json(&self) -> Value {
@@ -60,6 +58,7 @@ impl RedoReport {
             "current_scn": self.current_scn.0.to_string(),
             "available": self.available(),
             "needs_oldest_log": self.needs_oldest(),
+            "resume_log_age_ms": self.guard.as_ref().and_then(|g| g.age_ms),
             "holding_log": self.holding.as_ref().map(log),
             "oldest_available_log": self.oldest_available.as_ref().map(log),
             "problem": self.problem,
@@ -104,11 +103,11 @@ impl RedoReport {
     }
 }
 
-/// Asks `source` about the redo from `scn`.
+/// Asks `source` about the redo from `resume` (a stored position's resume point, or an SCN).
 pub fn check(
     source: &mut dyn RedoSource,
     config: &CdcConfig,
-    scn: Scn,
+    resume: ResumePoint,
 ) -> Result<RedoReport, AdminError> {
     let current_scn = source
         .current_scn()
@@ -121,24 +120,45 @@ pub fn check(
     let inventory = source
         .log_inventory(&query)
         .map_err(|e| AdminError::Source(e.to_string()))?;
-    Ok(report(inventory, config, scn, current_scn))
+    Ok(report(inventory, config, resume, current_scn))
 }
 
 /// The report from a log inventory (pure: the tests give the inventory).
 pub fn report(
     inventory: Vec<LogFile>,
     config: &CdcConfig,
-    scn: Scn,
+    resume: ResumePoint,
     current_scn: Scn,
 ) -> RedoReport {
-    let holding = inventory
-        .iter()
-        .filter(|l| l.first_scn <= scn && scn < l.next_scn)
-        .min_by_key(|l| (l.is_purged(), l.sequence))
+    let scn = resume.scn;
+    let now_ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
+    let guard = resume_log(&inventory, &resume, now_ms);
+    // by the sequence of the redo address when the position has one (the real cursor),
+    // otherwise by the SCN range
+    let by_seq = resume
+        .addr
+        .map(|a| a.log_seq())
+        .filter(|seq| *seq > 0)
+        .and_then(|seq| {
+            inventory
+                .iter()
+                .filter(|l| l.sequence == seq)
+                .min_by_key(|l| l.is_purged())
+        });
+    let holding = by_seq
+        .or_else(|| {
+            inventory
+                .iter()
+                .filter(|l| l.first_scn <= scn && scn < l.next_scn)
+                .min_by_key(|l| (l.is_purged(), l.sequence))
+        })
         .cloned();
     let oldest_available = inventory
         .iter()
         .filter(|l| !l.is_purged() && l.name.is_some())
+        .filter(|l| holding.as_ref().is_none_or(|h| h.thread == l.thread))
         .min_by_key(|l| (l.thread, l.sequence))
         .cloned();
     let problem = match &holding {
@@ -158,6 +178,92 @@ pub fn report(
         current_scn,
         holding,
         oldest_available,
+        guard,
         problem,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cdc_core::RedoThread;
+    use cdc_core::config::Config;
+    use cdc_logminer::source::{CURRENT_LOG_NEXT_SCN, LogLocation, LogStatus};
+
+    fn log(sequence: u32, first: u64, next: Scn, purged: bool, current: bool) -> LogFile {
+        LogFile {
+            thread: RedoThread(1),
+            sequence,
+            first_scn: Scn(first),
+            next_scn: next,
+            status: if current {
+                LogStatus::Current
+            } else if purged {
+                LogStatus::Deleted
+            } else {
+                LogStatus::Available
+            },
+            archived: !current,
+            deleted: purged,
+            name: Some(format!("/arch/1_{sequence}.arc")),
+            location: if current {
+                LogLocation::Online { group: 1 }
+            } else {
+                LogLocation::Archived {
+                    dest_id: 1,
+                    dest_name: "LOG_ARCHIVE_DEST_1".into(),
+                }
+            },
+            dictionary_begin: false,
+            dictionary_end: false,
+            first_time_ms: Some(1_000),
+        }
+    }
+
+    fn inventory() -> Vec<LogFile> {
+        vec![
+            log(1, 100, Scn(200), true, false),
+            log(2, 200, Scn(300), false, false),
+            log(3, 300, CURRENT_LOG_NEXT_SCN, false, true),
+        ]
+    }
+
+    fn config() -> CdcConfig {
+        Config::from_pairs([
+            ("name", "t"),
+            ("cdc.source", "sim"),
+            ("cdc.topic.prefix", "t"),
+            ("cdc.tables.include", "APP\\..*"),
+        ])
+        .validate()
+        .expect("valid")
+    }
+
+    #[test]
+    fn the_purged_log_is_named_and_the_oldest_left_is_a_warning_unless_current() {
+        let at = |scn| {
+            report(
+                inventory(),
+                &config(),
+                ResumePoint::from_scn(Scn(scn)),
+                Scn(400),
+            )
+        };
+        let purged = at(150);
+        assert!(!purged.available());
+        let problem = purged.problem.clone().unwrap_or_default();
+        assert!(problem.contains("sequence 1"), "{problem}");
+        assert!(!purged.needs_oldest());
+
+        let oldest = at(250);
+        assert!(oldest.available(), "{:?}", oldest.problem);
+        assert!(oldest.needs_oldest(), "sequence 2 is the oldest left");
+        assert!(oldest.render_text().contains("warning"));
+        assert_eq!(oldest.oldest_available.map(|l| l.sequence), Some(2));
+
+        let current = at(350);
+        assert!(current.available());
+        assert!(!current.needs_oldest(), "the CURRENT log is never purged");
+        assert!(!current.render_text().contains("warning"));
     }
 }

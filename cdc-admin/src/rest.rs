@@ -193,7 +193,7 @@ impl ConnectClient {
 }
 
 /// A connector name as one URL path segment.
-fn segment(name: &str) -> String {
+pub(crate) fn segment(name: &str) -> String {
     let mut out = String::with_capacity(name.len());
     for byte in name.bytes() {
         if byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'_' | b'.' | b'~') {

@@ -17,7 +17,11 @@ pub enum Order {
 
 /// The resource's body, ordered.
 pub fn fetch(rest: &ConnectClient, name: &str, order: Order) -> Result<Value, AdminError> {
-    let mut body = rest.get(&format!("/oracle-cdc/connectors/{name}/transactions"))?;
+    let path = format!(
+        "/oracle-cdc/connectors/{}/transactions",
+        crate::rest::segment(name)
+    );
+    let mut body = rest.get(&path)?;
     if order == Order::Oldest
         && let Some(list) = body.get_mut("transactions").and_then(Value::as_array_mut)
     {

@@ -1,11 +1,11 @@
-//! The operator's edits of a stored offset (`docs/runbooks.md`, "Moving the offset by hand"), for
-//! an admin tool to apply (none is built yet; the tests use them). Each takes the offset as read
+//! The operator's edits of a stored offset (`docs/runbooks.md`, "Moving the offset by hand"), as
+//! `oracle-cdc-admin offsets set` applies them (`docs/admin.md`). Each takes the offset as read
 //! and returns the offset to store; everything an edit does not name stays as read, in particular
 //! `dbid`, `resetlogs_scn` (they tie the offset to its database) and `released_xids` (it stops a
 //! late COMMIT of a released transaction from being published in part), and the unknown fields.
 //!
 //! Checks that need the database (the SCN is not above the current SCN, its redo is not
-//! purged) are the admin tool's; these functions only refuse what the offset itself shows to be
+//! purged) are the admin tool's (`cdc-admin`); these functions only refuse what the offset itself shows to be
 //! the wrong edit.
 
 use cdc_core::{ConXid, Scn};

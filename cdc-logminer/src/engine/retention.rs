@@ -49,7 +49,7 @@ impl<S: RedoSource> CaptureEngine<S> {
 
 /// What the guard found of the log holding the resume point.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct ResumeLog {
+pub struct ResumeLog {
     pub resume_scn: Scn,
     pub thread: RedoThread,
     pub sequence: u32,
@@ -75,14 +75,11 @@ impl ResumeLog {
     }
 }
 
-/// The log of `inventory` holding `resume`: the sequence of its redo address when it has one,
+/// The log of `inventory` holding `resume` (also what `oracle-cdc-admin offsets show
+/// --check-redo` reports, so the tool and the connector judge alike): the sequence of its redo address when it has one,
 /// otherwise the log whose SCN range holds its SCN. `None` when that log is not listed, or no
 /// longer available (a purged log is CDC-2002's, not a warning's).
-pub(crate) fn resume_log(
-    inventory: &[LogFile],
-    resume: &ResumePoint,
-    now_ms: u64,
-) -> Option<ResumeLog> {
+pub fn resume_log(inventory: &[LogFile], resume: &ResumePoint, now_ms: u64) -> Option<ResumeLog> {
     let available = |l: &&LogFile| !l.is_purged() && l.name.is_some();
     let by_seq = resume
         .addr
