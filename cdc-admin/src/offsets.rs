@@ -386,8 +386,15 @@ pub fn set(
             error
         }
     };
-    rest.stop(name, request.stop_timeout)
-        .map_err(|e| failed(e, false))?;
+    rest.stop(name, request.stop_timeout).map_err(|e| {
+        let error = failed(e, false);
+        AdminError::Failed(format!(
+            "{error}; the offset was not changed. The connector may still be stopping: see \
+             curl {base}/connectors/{name}/status, and resume it with: curl -X PUT \
+             {base}/connectors/{name}/resume",
+            base = rest.base()
+        ))
+    })?;
     text.push_str(&format!("stopped {name}\n"));
     let result = (|| {
         if fail_at("after-stop") {

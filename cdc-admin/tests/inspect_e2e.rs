@@ -16,27 +16,10 @@ use crate::support::{Running, broker, wait_until};
 
 /// Four transactions left open (3, 2, 2 and 1 changes, begun in that order) beside one
 /// committed.
-const HELD_OPEN: &str = r#"{
-  "name": "admin_held_open",
-  "database": { "seed": 7 },
-  "events": [
-    { "event": "begin", "session": "a", "user": "ALICE", "private_strand": false },
-    { "event": "insert", "session": "a", "table": "APP.CODES", "values": { "CODE": "A1" } },
-    { "event": "begin", "session": "b", "user": "BOB", "private_strand": false },
-    { "event": "insert", "session": "b", "table": "APP.CODES", "values": { "CODE": "B1" } },
-    { "event": "begin", "session": "c", "user": "CAROL", "private_strand": false },
-    { "event": "insert", "session": "c", "table": "APP.CODES", "values": { "CODE": "C1" } },
-    { "event": "begin", "session": "d", "user": "DAVE", "private_strand": false },
-    { "event": "insert", "session": "d", "table": "APP.CODES", "values": { "CODE": "D1" } },
-    { "event": "insert", "session": "a", "table": "APP.CODES", "values": { "CODE": "A2" } },
-    { "event": "insert", "session": "b", "table": "APP.CODES", "values": { "CODE": "B2" } },
-    { "event": "insert", "session": "c", "table": "APP.CODES", "values": { "CODE": "C2" } },
-    { "event": "insert", "session": "a", "table": "APP.CODES", "values": { "CODE": "A3" } },
-    { "event": "begin", "session": "s", "private_strand": false },
-    { "event": "insert", "session": "s", "table": "APP.CODES", "values": { "CODE": "S1" } },
-    { "event": "commit", "session": "s" }
-  ]
-}"#;
+const HELD_OPEN: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../cdc-logminer/scenarios/transactions_held_open.json"
+);
 
 fn json_of(out: &str) -> Value {
     serde_json::from_str(out).unwrap_or_else(|e| panic!("not JSON ({e}): {out}"))
@@ -47,14 +30,11 @@ fn json_of(out: &str) -> Value {
 #[test]
 fn transactions_and_journal_inspect_show_the_long_open_transactions() {
     let Some(broker) = broker() else { return };
-    let dir = tempfile::tempdir().unwrap();
-    let scenario = dir.path().join("held_open.json");
-    std::fs::write(&scenario, HELD_OPEN).unwrap();
     let c = Running::start_with(
         "admintxns",
         &broker,
         &[
-            ("cdc.sim.scenario", scenario.to_str().unwrap()),
+            ("cdc.sim.scenario", HELD_OPEN),
             ("cdc.sim.changes", "0"),
             ("cdc.txjournal.threshold.events", "1"),
             ("cdc.txjournal.threshold.ms", "1000"),

@@ -181,36 +181,17 @@ fn the_binary_answers_connect_tooling_on_its_rest_api() {
 }
 
 /// The open transactions of a simulated database whose scenario leaves four transactions open
-/// (3, 2, 2 and 1 changes, begun in that order) and commits one.
-const HELD_OPEN: &str = r#"{
-  "name": "transactions_held_open",
-  "database": { "seed": 7 },
-  "events": [
-    { "event": "begin", "session": "a", "user": "ALICE", "private_strand": false },
-    { "event": "insert", "session": "a", "table": "APP.CODES", "values": { "CODE": "A1" } },
-    { "event": "begin", "session": "b", "user": "BOB", "private_strand": false },
-    { "event": "insert", "session": "b", "table": "APP.CODES", "values": { "CODE": "B1" } },
-    { "event": "begin", "session": "c", "user": "CAROL", "private_strand": false },
-    { "event": "insert", "session": "c", "table": "APP.CODES", "values": { "CODE": "C1" } },
-    { "event": "begin", "session": "d", "user": "DAVE", "private_strand": false },
-    { "event": "insert", "session": "d", "table": "APP.CODES", "values": { "CODE": "D1" } },
-    { "event": "insert", "session": "a", "table": "APP.CODES", "values": { "CODE": "A2" } },
-    { "event": "insert", "session": "b", "table": "APP.CODES", "values": { "CODE": "B2" } },
-    { "event": "insert", "session": "c", "table": "APP.CODES", "values": { "CODE": "C2" } },
-    { "event": "insert", "session": "a", "table": "APP.CODES", "values": { "CODE": "A3" } },
-    { "event": "begin", "session": "s", "private_strand": false },
-    { "event": "insert", "session": "s", "table": "APP.CODES", "values": { "CODE": "S1" } },
-    { "event": "commit", "session": "s" }
-  ]
-}"#;
+/// (3, 2, 2 and 1 changes, begun in that order) and commits one (`cdc-logminer/scenarios`).
+const HELD_OPEN: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../cdc-logminer/scenarios/transactions_held_open.json"
+);
 
 #[test]
 fn open_transactions_are_served_largest_first() {
     let Some(broker) = broker() else { return };
     let mut setup = Setup::new("resttxns", &broker, 0, false);
-    let scenario = setup.dir.path().join("held_open.json");
-    std::fs::write(&scenario, HELD_OPEN).unwrap();
-    setup.set("cdc.sim.scenario", scenario.to_str().unwrap());
+    setup.set("cdc.sim.scenario", HELD_OPEN);
     let initial = cdc_logminer::source::configured::sim_initial_scn(&setup.config()).unwrap();
     setup.set("cdc.start.scn", &initial.0.to_string());
     let config_path = setup.write();
