@@ -295,44 +295,20 @@ fn bench_broker() -> Result<(String, String, Option<u32>, Option<Tansu>), String
     })
 }
 
-/// `cargo x bench e2e`: the `e2e` bench of cdc-connect-bridge (profile `bench`), against the broker the
-/// environment names or a Tansu started for the run.
+/// `cargo x bench e2e`: the `e2e` bench of cdc-connect-bridge.
 fn bench_e2e(args: &[String]) -> Result<(), String> {
-    // kept until the bench ends: dropping it stops the broker
-    let (bootstrap, label, pid, started) = bench_broker()?;
-    print_code_state();
-    let mut cmd = cargo();
-    cmd.args([
-        "bench",
-        "-p",
-        "cdc-connect-bridge",
-        // the allocator the binary is built with (README)
-        "--features",
-        "malloc-override",
-        "--bench",
-        "e2e",
-        "--",
-        "--bootstrap",
-        &bootstrap,
-        "--broker",
-        &label,
-    ])
-    // the broker's CPU use is shown beside the connector's
-    .args(
-        pid.map(|pid| ["--broker-pid".to_owned(), pid.to_string()])
-            .into_iter()
-            .flatten(),
-    )
-    .args(args);
-    let result = run("cargo bench --bench e2e", cmd);
-    drop(started);
-    result
+    bench_against_broker("e2e", args)
 }
 
-/// `cargo x bench snapshot`: cdc-connect-bridge's `snapshot` bench (profile `bench`, the
-/// binary's allocator), against the broker the environment names or a Tansu started for the
-/// run.
+/// `cargo x bench snapshot`: cdc-connect-bridge's `snapshot` bench.
 fn bench_snapshot(args: &[String]) -> Result<(), String> {
+    bench_against_broker("snapshot", args)
+}
+
+/// A `harness = false` bench of cdc-connect-bridge (profile `bench`, with the allocator the
+/// binary is built with, README) against the broker the environment names or a Tansu started
+/// for the run, whose CPU use is shown beside the connector's.
+fn bench_against_broker(bench: &str, args: &[String]) -> Result<(), String> {
     // kept until the bench ends: dropping it stops the broker
     let (bootstrap, label, pid, started) = bench_broker()?;
     print_code_state();
@@ -344,21 +320,20 @@ fn bench_snapshot(args: &[String]) -> Result<(), String> {
         "--features",
         "malloc-override",
         "--bench",
-        "snapshot",
+        bench,
         "--",
         "--bootstrap",
         &bootstrap,
         "--broker",
         &label,
     ])
-    // the broker's CPU use is shown beside the connector's
     .args(
         pid.map(|pid| ["--broker-pid".to_owned(), pid.to_string()])
             .into_iter()
             .flatten(),
     )
     .args(args);
-    let result = run("cargo bench --bench snapshot", cmd);
+    let result = run(&format!("cargo bench --bench {bench}"), cmd);
     drop(started);
     result
 }
