@@ -121,8 +121,8 @@ impl OpsTail {
             .collect();
         let mut assignment = TopicPartitionList::new();
         if partitions.is_empty() {
-            // not created yet (the connector creates it with its first event): everything it
-            // will hold is after now
+            // not created yet (the connector creates it, with one partition like every side
+            // topic, for its first event): everything it will hold is after now
             assignment
                 .add_partition_offset(topic, 0, Offset::Beginning)
                 .map_err(kafka_error("positioning on the ops topic"))?;
