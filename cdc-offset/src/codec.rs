@@ -36,7 +36,8 @@
 //!
 //! Besides the offset itself: [`partition`], the offsets-topic key ([`offsets_topic_key`]) and
 //! the body of Kafka Connect's offsets REST endpoints ([`offsets_request`],
-//! [`position_from_offsets_body`]) for the admin tool.
+//! [`position_from_offsets_body`], [`stored_offset`]) for the admin tool, and [`salvage`]: what
+//! still reads of an offset that does not decode, which the admin tool keeps when it replaces it.
 
 use std::fmt::{self, Write as _};
 
@@ -176,6 +177,16 @@ pub fn position_from_offsets_body(
     body: &Value,
     prefix: &str,
 ) -> Result<Option<Position>, OffsetError> {
+    stored_offset(body, prefix)?
+        .map(Position::from_json_value)
+        .transpose()
+}
+
+/// The offset of this connector in a `GET /connectors/<name>/offsets` body, as stored (not
+/// decoded): the admin tool shows an offset that does not decode this way. `None` when there
+/// is no entry for `{"server": prefix}` or its offset is `null`; an error only when the body
+/// itself is not Connect's shape.
+pub fn stored_offset<'a>(body: &'a Value, prefix: &str) -> Result<Option<&'a Value>, OffsetError> {
     let shape_error = |expected: &'static str, found: &Value| OffsetError::BadField {
         field: "offsets",
         value: Shown(found).to_string(),
@@ -193,12 +204,51 @@ pub fn position_from_offsets_body(
         if partition.get(PARTITION_KEY).and_then(Value::as_str) != Some(prefix) {
             continue;
         }
-        return match entry.get("offset") {
-            None | Some(Value::Null) => Ok(None),
-            Some(offset) => Position::from_json_value(offset).map(Some),
-        };
+        return Ok(entry.get("offset").filter(|offset| !offset.is_null()));
     }
     Ok(None)
+}
+
+/// The fields of a stored offset read one at a time, each exactly as
+/// [`Position::from_offset_map`] reads it (lenient numbers, never rounded): what the admin tool
+/// keeps when it replaces an offset that does not decode as a whole (CDC-3002). Each is `None`
+/// when absent or `null`, else its value or why it does not read. The version is not looked at.
+#[derive(Debug)]
+pub struct Salvaged {
+    pub resume_scn: Option<Result<Scn, OffsetError>>,
+    pub dbid: Option<Result<u64, OffsetError>>,
+    pub resetlogs_scn: Option<Result<Scn, OffsetError>>,
+    pub journal_generation: Option<Result<u64, OffsetError>>,
+    pub released_xids: Option<Result<ReleasedXids, OffsetError>>,
+    pub signal_offset: Option<Result<i64, OffsetError>>,
+    /// The fields v1 does not know, kept as the decoder keeps them, in the order read.
+    pub extra: Extra,
+    /// The unknown fields the decoder refuses (a list or a map), with why.
+    pub refused_extra: Vec<(String, OffsetError)>,
+}
+
+/// Reads what still reads of an offset map ([`Salvaged`]).
+pub fn salvage(map: &Map<String, Value>) -> Salvaged {
+    let get = |name: &str| map.get(name).filter(|value| !value.is_null());
+    let mut extra = Extra::new();
+    let mut refused_extra = Vec::new();
+    for (name, value) in map.iter().filter(|(name, _)| !is_known_field(name)) {
+        if let Err(error) = extra.insert(name.clone(), value.clone()) {
+            refused_extra.push((name.clone(), error));
+        }
+    }
+    Salvaged {
+        resume_scn: get(field::RESUME_SCN).map(|v| read_scn(field::RESUME_SCN, v)),
+        dbid: get(field::DBID).map(|v| read_u64(field::DBID, v)),
+        resetlogs_scn: get(field::RESETLOGS_SCN).map(|v| read_scn(field::RESETLOGS_SCN, v)),
+        journal_generation: get(field::JOURNAL_GENERATION)
+            .map(|v| read_u64(field::JOURNAL_GENERATION, v)),
+        released_xids: get(field::RELEASED_XIDS)
+            .map(|v| read_released_xids(field::RELEASED_XIDS, v)),
+        signal_offset: get(field::SIGNAL_OFFSET).map(|v| read_i64(field::SIGNAL_OFFSET, v)),
+        extra,
+        refused_extra,
+    }
 }
 
 impl Position {
@@ -457,11 +507,8 @@ fn decode(map: &Map<String, Value>) -> Result<Position, OffsetError> {
         read_u64,
     )?;
     let schema_epoch = read_optional(&slots, field::SCHEMA_EPOCH, read_u64)?.unwrap_or(0);
-    let released_xids = read_optional(&slots, field::RELEASED_XIDS, |name, value| {
-        let text = read_str(name, value)?;
-        ReleasedXids::parse_csv(text).map_err(|source| bad_position(name, value, source))
-    })?
-    .unwrap_or_default();
+    let released_xids =
+        read_optional(&slots, field::RELEASED_XIDS, read_released_xids)?.unwrap_or_default();
     let snapshot = read_optional(&slots, field::SNAPSHOT, read_snapshot)?;
     let signal_offset = read_optional(&slots, field::SIGNAL_OFFSET, read_i64)?;
     let snapshot_pending = read_optional(&slots, field::SNAPSHOT_PENDING, |name, value| {
@@ -705,6 +752,11 @@ fn read_rs_id(name: &'static str, value: &Value) -> Result<RsId, OffsetError> {
 fn read_xid(name: &'static str, value: &Value) -> Result<ConXid, OffsetError> {
     let text = read_str(name, value)?;
     ConXid::parse(text).map_err(|source| bad_position(name, value, source))
+}
+
+fn read_released_xids(name: &'static str, value: &Value) -> Result<ReleasedXids, OffsetError> {
+    let text = read_str(name, value)?;
+    ReleasedXids::parse_csv(text).map_err(|source| bad_position(name, value, source))
 }
 
 fn read_snapshot(name: &'static str, value: &Value) -> Result<String, OffsetError> {
@@ -1151,6 +1203,65 @@ mod tests {
         ));
         assert!(position_from_offsets_body(&json!({"offset": 1}), "cdc").is_err());
         assert!(position_from_offsets_body(&json!({"offsets": [1]}), "cdc").is_err());
+        // the stored value itself, undecoded
+        assert_eq!(stored_offset(&bad, "cdc").unwrap(), Some(&json!({"v": 9})));
+        assert_eq!(stored_offset(&null, "cdc").unwrap(), None);
+        assert_eq!(stored_offset(&bad, "other").unwrap(), None);
+    }
+
+    /// What still reads of an offset that does not decode is what the decoder reads of the
+    /// same fields in one that does.
+    #[test]
+    fn salvage_reads_each_field_as_the_decoder_does() {
+        let mut good = with(
+            with(full_commit(), "released_xids", json!("3:5.12.900,0:1.2.3")),
+            "signal_offset",
+            json!("12"),
+        );
+        good = with(
+            with(good, "dbid", json!("1234567890")),
+            "zeta",
+            json!("kept"),
+        );
+        let decoded = Position::from_json_value(&good).unwrap();
+        // a newer version, a bad snapshot block and a list: the whole no longer decodes
+        let broken = with(
+            with(with(good, "v", json!(2)), "snapshot", json!("{")),
+            "future_list",
+            json!([1]),
+        );
+        assert!(Position::from_json_value(&broken).is_err());
+        let salvaged = salvage(broken.as_object().unwrap());
+        assert_eq!(salvaged.resume_scn.unwrap().unwrap(), decoded.resume.scn);
+        assert_eq!(salvaged.dbid.unwrap().unwrap(), decoded.identity.dbid);
+        assert_eq!(
+            salvaged.resetlogs_scn.unwrap().unwrap(),
+            decoded.identity.resetlogs_scn
+        );
+        assert_eq!(
+            salvaged.journal_generation.unwrap().unwrap(),
+            decoded.journal_generation
+        );
+        assert_eq!(
+            salvaged.released_xids.unwrap().unwrap(),
+            decoded.released_xids
+        );
+        assert_eq!(
+            salvaged.signal_offset.unwrap().unwrap(),
+            decoded.signal_offset.unwrap()
+        );
+        assert_eq!(salvaged.extra, decoded.extra);
+        assert_eq!(salvaged.refused_extra.len(), 1);
+        assert_eq!(salvaged.refused_extra[0].0, "future_list");
+        // a field that does not read says why, an absent one is None
+        let bad = salvage(
+            json!({"released_xids": "3:5.12", "journal_generation": -1, "dbid": null})
+                .as_object()
+                .unwrap(),
+        );
+        assert!(bad.released_xids.unwrap().is_err());
+        assert!(bad.journal_generation.unwrap().is_err());
+        assert!(bad.dbid.is_none() && bad.resume_scn.is_none());
     }
 
     proptest! {
