@@ -53,7 +53,10 @@ pub enum Command {
     #[command(subcommand)]
     Offsets(OffsetsCommand),
     /// Snapshot tables again: writes a `snapshot` signal, waits for its `signal-ack`, then
-    /// follows the snapshot until it completes.
+    /// follows the snapshot until it completes. When the connector is stopped or failed
+    /// because the redo from its resume point is gone (CDC-2001/2002), first moves its offset
+    /// to the current SCN, past the gap, if every captured table is listed (or
+    /// --skip-gap-for-unlisted-tables).
     Resnapshot(ResnapshotArgs),
     /// The connector's open transactions, largest first.
     Transactions(TransactionsArgs),
@@ -68,7 +71,8 @@ pub enum Command {
 #[derive(Debug, Subcommand)]
 pub enum OffsetsCommand {
     /// The stored position in words: resume point, last acknowledged commit, database,
-    /// released XIDs, snapshot state, pending tables.
+    /// released XIDs, snapshot state, pending tables. An offset the connector cannot read
+    /// (CDC-3002) is printed as stored, with why, and the exit status is 1.
     Show {
         /// Also ask the database (--config) whether the logs the resume point needs are still
         /// available, and which is the oldest.
@@ -76,7 +80,8 @@ pub enum OffsetsCommand {
         check_redo: bool,
     },
     /// Moves the resume point: stop → read → edit → PATCH → resume, refusing an SCN above the
-    /// current SCN or whose redo is purged.
+    /// current SCN or whose redo is purged. An offset the connector cannot read is replaced
+    /// only with --replace-unreadable.
     Set(SetArgs),
 }
 
@@ -104,6 +109,13 @@ pub struct SetArgs {
     /// How long the connector may take to stop, in seconds.
     #[arg(long, value_name = "SECS", default_value_t = 120)]
     pub stop_timeout: u64,
+    /// Replace a stored offset the connector cannot read (CDC-3002: empty, unversioned, newer
+    /// version, bad snapshot block) with a fresh one at --scn, keeping what still reads of
+    /// dbid and resetlogs_scn (checked against the database), journal_generation,
+    /// released_xids, signal_offset and the fields this version does not know; the rest is
+    /// dropped, and the output names each.
+    #[arg(long, conflicts_with = "redeliver")]
+    pub replace_unreadable: bool,
 }
 
 #[derive(Debug, Args)]
@@ -121,6 +133,17 @@ pub struct ResnapshotArgs {
     /// How long to wait for the acknowledgement, in seconds.
     #[arg(long, value_name = "SECS", default_value_t = 60)]
     pub timeout: u64,
+    /// When moving past a gap: accept that the captured tables the patterns do not list lose
+    /// the changes between the resume point and the current SCN.
+    #[arg(long)]
+    pub skip_gap_for_unlisted_tables: bool,
+    /// When moving past a gap: the operator recorded in the `offsets-set` ops events
+    /// (default: $USER).
+    #[arg(long, value_name = "NAME")]
+    pub operator: Option<String>,
+    /// When moving past a gap: how long the connector may take to stop, in seconds.
+    #[arg(long, value_name = "SECS", default_value_t = 120)]
+    pub stop_timeout: u64,
 }
 
 #[derive(Debug, Args)]

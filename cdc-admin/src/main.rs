@@ -7,9 +7,9 @@ use std::time::Duration;
 use cdc_admin::cli::{Cli, Command, JournalCommand, OffsetsCommand};
 use cdc_admin::context::{self, CALL_TIMEOUT};
 use cdc_admin::error::EXIT_USAGE;
-use cdc_admin::offsets::{self, OpsWriter, SetRequest};
+use cdc_admin::offsets::{self, OpsWriter, SetRequest, Stored};
 use cdc_admin::rest::ConnectClient;
-use cdc_admin::signals::{self, ResnapshotRequest};
+use cdc_admin::signals::{self, GapCheck, PastGap, ResnapshotRequest};
 use cdc_admin::transactions::{self, Order};
 use cdc_admin::{AdminError, redo};
 use cdc_core::{ConXid, Scn};
@@ -65,7 +65,16 @@ fn run(cli: &Cli) -> Result<u8, AdminError> {
         Command::Offsets(OffsetsCommand::Show { check_redo }) => {
             let config = config()?;
             let name = rest.resolve(g.name.as_deref())?;
-            let position = offsets::read_position(&rest, &name, &config)?;
+            let position = match offsets::read_stored(&rest, &name, &config)? {
+                Stored::None => None,
+                Stored::Readable(position) => Some(position),
+                Stored::Unreadable(unreadable) => {
+                    // what is stored and why it does not read; the connector cannot start
+                    let (text, value) = offsets::describe_unreadable(&name, &unreadable);
+                    emit(g.json, &text, &value);
+                    return Ok(1);
+                }
+            };
             let redo = match (&position, check_redo) {
                 (Some(p), true) => {
                     let mut source = offsets::open_source(&config, Some(p))?;
@@ -96,9 +105,14 @@ fn run(cli: &Cli) -> Result<u8, AdminError> {
                 redeliver: args.redeliver,
                 forget_released,
                 stop_timeout: Duration::from_secs(args.stop_timeout),
+                replace_unreadable: args.replace_unreadable,
+                command: "offsets set",
             };
             let client = context::kafka_config(&config, g.bootstrap.as_deref())?;
-            let stored = offsets::read_position(&rest, &name, &config)?;
+            let stored = match offsets::read_stored(&rest, &name, &config)? {
+                Stored::Readable(position) => Some(position),
+                Stored::None | Stored::Unreadable(_) => None,
+            };
             let mut source = offsets::open_source(&config, stored.as_ref())?;
             let ops = OpsWriter {
                 client: &client,
@@ -111,6 +125,11 @@ fn run(cli: &Cli) -> Result<u8, AdminError> {
                 "previous_resume_scn": outcome.previous.map(|s| s.0.to_string()),
                 "new_resume_scn": outcome.position.resume.scn.0.to_string(),
                 "offset": Value::Object(outcome.position.to_offset_map()),
+                "replaced": outcome.replaced.as_ref().map(|r| serde_json::json!({
+                    "error": r.error,
+                    "kept": r.kept_fields,
+                    "dropped": r.dropped_fields,
+                })),
             });
             emit(g.json, &outcome.text, &value);
             Ok(0)
@@ -129,7 +148,36 @@ fn run(cli: &Cli) -> Result<u8, AdminError> {
             } else {
                 Box::new(std::io::stdout())
             };
-            let outcome = signals::resnapshot(&client, &config, &request, &mut *progress)?;
+            // the connector the signal is keyed by
+            let name = g
+                .name
+                .clone()
+                .unwrap_or_else(|| config.connect.name.clone());
+            let outcome = match signals::check_gap(&rest, &name, &config)? {
+                GapCheck::Gap(gap) => {
+                    let past = PastGap {
+                        skip_gap_for_unlisted_tables: args.skip_gap_for_unlisted_tables,
+                        operator: context::operator(args.operator.as_deref()),
+                        stop_timeout: Duration::from_secs(args.stop_timeout),
+                    };
+                    signals::resnapshot_past_gap(
+                        &rest,
+                        &name,
+                        &client,
+                        &config,
+                        gap,
+                        &request,
+                        &past,
+                        &mut *progress,
+                    )?
+                }
+                other => {
+                    if let Some(note) = other.note() {
+                        eprintln!("oracle-cdc-admin: {note}");
+                    }
+                    signals::resnapshot(&client, &config, &request, &mut *progress)?
+                }
+            };
             if g.json {
                 emit(true, "", &outcome.to_json());
             }

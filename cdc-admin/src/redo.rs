@@ -1,9 +1,11 @@
 //! Whether the redo a resume SCN needs is still there, asked of the database through
 //! [`RedoSource`]: the log holding the SCN, the logs after it (a gap or a purge stops the
-//! connector with CDC-2001 / CDC-2002), and the oldest log still available.
+//! connector with CDC-2001 / CDC-2002), and the oldest log still available. Under
+//! `cdc.capture.mode=archive_only` an SCN in an online log not archived yet is available, as
+//! the connector's start judges it: mining waits for the log to be archived.
 
-use cdc_core::Scn;
-use cdc_core::config::CdcConfig;
+use cdc_core::config::{CaptureMode, CdcConfig};
+use cdc_core::{CdcCode, Scn};
 use cdc_logminer::RedoSource;
 use cdc_logminer::engine::{ResumeLog, plan_logs, resume_log};
 use cdc_logminer::source::{LogFile, LogInventoryQuery};
@@ -29,11 +31,20 @@ pub struct RedoReport {
     /// Why the redo from `scn` cannot be mined (the connector's own CDC-2001/2002 check), or
     /// `None` when every log from the one holding `scn` on is present.
     pub problem: Option<String>,
+    /// The code the connector stops with for `problem`: CDC-2001 (a gap) or CDC-2002 (a
+    /// purged log) for redo that is gone.
+    pub code: Option<CdcCode>,
 }
 
 impl RedoReport {
     pub fn available(&self) -> bool {
         self.problem.is_none()
+    }
+
+    /// Whether the redo from `scn` is gone (CDC-2001 or CDC-2002): what moving past a gap
+    /// answers, rather than another reason it cannot be mined.
+    pub fn gone(&self) -> bool {
+        matches!(self.code, Some(CdcCode::LogGap | CdcCode::LogPurged))
     }
 
     /// Whether the resume point needs the oldest log still available (the CURRENT log
@@ -62,6 +73,7 @@ impl RedoReport {
             "holding_log": self.holding.as_ref().map(log),
             "oldest_available_log": self.oldest_available.as_ref().map(log),
             "problem": self.problem,
+            "code": self.code.map(CdcCode::id),
         })
     }
 
@@ -120,23 +132,27 @@ pub fn check(
     let inventory = source
         .log_inventory(&query)
         .map_err(|e| AdminError::Source(e.to_string()))?;
-    Ok(report(inventory, config, resume, current_scn))
+    // archive_only lists archived logs: the online ones say whether the SCN is in one not
+    // archived yet
+    let online = if config.capture.mode == CaptureMode::ArchiveOnly
+        && holding_log(&inventory, &resume).is_none()
+    {
+        source
+            .log_inventory(&LogInventoryQuery {
+                mode: CaptureMode::Online,
+                ..query
+            })
+            .map_err(|e| AdminError::Source(e.to_string()))?
+    } else {
+        Vec::new()
+    };
+    Ok(report(inventory, &online, config, resume, current_scn))
 }
 
-/// The report from a log inventory (pure: the tests give the inventory).
-pub fn report(
-    inventory: Vec<LogFile>,
-    config: &CdcConfig,
-    resume: ResumePoint,
-    current_scn: Scn,
-) -> RedoReport {
+/// The log holding `resume`: by the sequence of its redo address when it has one (the real
+/// cursor), otherwise by the SCN range; of several copies, one not purged.
+fn holding_log<'a>(inventory: &'a [LogFile], resume: &ResumePoint) -> Option<&'a LogFile> {
     let scn = resume.scn;
-    let now_ms = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
-    let guard = resume_log(&inventory, &resume, now_ms);
-    // by the sequence of the redo address when the position has one (the real cursor),
-    // otherwise by the SCN range
     let by_seq = resume
         .addr
         .map(|a| a.log_seq())
@@ -147,13 +163,31 @@ pub fn report(
                 .filter(|l| l.sequence == seq)
                 .min_by_key(|l| l.is_purged())
         });
-    let holding = by_seq
-        .or_else(|| {
-            inventory
-                .iter()
-                .filter(|l| l.first_scn <= scn && scn < l.next_scn)
-                .min_by_key(|l| (l.is_purged(), l.sequence))
-        })
+    by_seq.or_else(|| {
+        inventory
+            .iter()
+            .filter(|l| l.first_scn <= scn && scn < l.next_scn)
+            .min_by_key(|l| (l.is_purged(), l.sequence))
+    })
+}
+
+/// The report from a log inventory, and under archive_only the online logs (pure: the tests
+/// give them).
+pub fn report(
+    inventory: Vec<LogFile>,
+    online: &[LogFile],
+    config: &CdcConfig,
+    resume: ResumePoint,
+    current_scn: Scn,
+) -> RedoReport {
+    let scn = resume.scn;
+    let now_ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
+    let guard = resume_log(&inventory, &resume, now_ms);
+    let not_archived = config.capture.mode == CaptureMode::ArchiveOnly;
+    let holding = holding_log(&inventory, &resume)
+        .or_else(|| not_archived.then(|| holding_log(online, &resume)).flatten())
         .cloned();
     let oldest_available = inventory
         .iter()
@@ -161,17 +195,24 @@ pub fn report(
         .filter(|l| holding.as_ref().is_none_or(|h| h.thread == l.thread))
         .min_by_key(|l| (l.thread, l.sequence))
         .cloned();
-    let problem = match &holding {
-        None => Some(match inventory.iter().map(|l| l.first_scn).min() {
-            Some(first) if scn < first => format!(
-                "no log holds SCN {scn}: the oldest log listed starts at SCN {first}, so the redo \
-                 before it is gone"
+    let (problem, code) = match &holding {
+        None => match inventory.iter().map(|l| l.first_scn).min() {
+            Some(first) if scn < first => (
+                Some(format!(
+                    "no log holds SCN {scn}: the oldest log listed starts at SCN {first}, so the \
+                     redo before it is gone"
+                )),
+                Some(CdcCode::LogPurged),
             ),
-            _ => format!("no log holds SCN {scn}"),
-        }),
-        Some(log) => plan_logs(&inventory, log.sequence, config.capture.mode)
-            .err()
-            .map(|e| e.to_string()),
+            _ => (
+                Some(format!("no log holds SCN {scn}")),
+                Some(CdcCode::LogGap),
+            ),
+        },
+        Some(log) => match plan_logs(&inventory, log.sequence, config.capture.mode) {
+            Ok(_) => (None, None),
+            Err(e) => (Some(e.to_string()), Some(e.code())),
+        },
     };
     RedoReport {
         scn,
@@ -180,6 +221,7 @@ pub fn report(
         oldest_available,
         guard,
         problem,
+        code,
     }
 }
 
@@ -244,6 +286,7 @@ mod tests {
         let at = |scn| {
             report(
                 inventory(),
+                &[],
                 &config(),
                 ResumePoint::from_scn(Scn(scn)),
                 Scn(400),
@@ -254,6 +297,12 @@ mod tests {
         let problem = purged.problem.clone().unwrap_or_default();
         assert!(problem.contains("sequence 1"), "{problem}");
         assert!(!purged.needs_oldest());
+        assert!(purged.gone(), "{:?}", purged.code);
+        assert_eq!(
+            at(50).code,
+            Some(CdcCode::LogPurged),
+            "before the oldest log listed"
+        );
 
         let oldest = at(250);
         assert!(oldest.available(), "{:?}", oldest.problem);
@@ -265,5 +314,29 @@ mod tests {
         assert!(current.available());
         assert!(!current.needs_oldest(), "the CURRENT log is never purged");
         assert!(!current.render_text().contains("warning"));
+    }
+
+    /// Under archive_only an SCN of the CURRENT log is available (mining waits for its
+    /// archiving), as the connector's start judges it; online mode lists the log anyway.
+    #[test]
+    fn archive_only_looks_for_the_scn_in_the_online_logs() {
+        let archive_only = Config::from_pairs([
+            ("name", "t"),
+            ("cdc.source", "sim"),
+            ("cdc.topic.prefix", "t"),
+            ("cdc.tables.include", "APP\\..*"),
+            ("cdc.capture.mode", "archive_only"),
+        ])
+        .validate()
+        .expect("valid");
+        let archived: Vec<LogFile> = inventory().into_iter().filter(|l| l.archived).collect();
+        let online = inventory();
+        let at_current = ResumePoint::from_scn(Scn(350));
+        let without = report(archived.clone(), &[], &archive_only, at_current, Scn(400));
+        assert!(!without.available(), "not listed as archived");
+        let with = report(archived, &online, &archive_only, at_current, Scn(400));
+        assert!(with.available(), "{:?}", with.problem);
+        assert_eq!(with.holding.as_ref().map(|l| l.sequence), Some(3));
+        assert!(!with.gone());
     }
 }

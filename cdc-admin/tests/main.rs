@@ -6,4 +6,5 @@ mod docs_check;
 mod inspect_e2e;
 mod journal;
 mod offsets_e2e;
+mod resnapshot_e2e;
 mod support;

@@ -231,3 +231,159 @@ fn secrets_are_never_printed() {
         );
     }
 }
+
+/// An offset the connector cannot read (a newer version's, with a snapshot block that does not
+/// read and a field no offset may hold, then an empty one): the connector fails with CDC-3002;
+/// `offsets show` prints the fields as stored with the error and exits 1; `offsets set` refuses
+/// without `--replace-unreadable`, changing nothing, and with it writes a fresh offset that
+/// keeps the identity, the generation, the released XIDs and the unknown field, from which
+/// the connector runs again.
+#[test]
+fn an_unreadable_offset_is_shown_and_replaced() {
+    let Some(broker) = broker() else {
+        return;
+    };
+    let c = Running::start("adminunread", &broker);
+    let start = c.config.capture.start_scn.expect("a start SCN").0;
+    let delivered = c.settled(Duration::from_secs(120));
+    c.stop();
+    let good = c.stored_offset();
+    // the offset a newer connector might have left: v2, a snapshot block v1 cannot read, a
+    // field it does not know and one no offset may hold, and a released transaction
+    let mut broken = good.clone();
+    broken["v"] = Value::from(2);
+    broken["snapshot"] = Value::from("{\"v\":2,");
+    broken["released_xids"] = Value::from("0:7.8.9");
+    broken["future_field"] = Value::from("kept");
+    broken["future_list"] = serde_json::json!([1, 2]);
+    c.write_raw_offset(&broken);
+    c.resume();
+    assert!(
+        wait_until(Duration::from_secs(60), || c.state() == "FAILED"),
+        "the connector cannot start from it: {}",
+        c.state()
+    );
+    assert!(c.trace().contains("CDC-3002"), "{}", c.trace());
+    assert_eq!(c.stored_offset(), broken, "shown as stored by the REST API");
+
+    // show: the fields as stored, the decoder's error with its code, exit 1
+    let (code, out, err) = c.admin(&["offsets", "show"], &[]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(out.contains("[CDC-3002]"), "{out}");
+    assert!(out.contains("v = 2"), "the decoder's error: {out}");
+    assert!(out.contains("--replace-unreadable"), "{out}");
+    for (field, value) in broken.as_object().unwrap() {
+        let line = format!("  {field:<22} {value}");
+        assert!(out.contains(&line), "{line} in {out}");
+    }
+    let (code, out, _) = c.admin(&["offsets", "show", "--json"], &[]);
+    assert_eq!(code, 1);
+    let shown: Value = serde_json::from_str(&out).expect("JSON");
+    assert_eq!(shown["readable"], false);
+    assert_eq!(shown["code"], "CDC-3002");
+    assert_eq!(shown["offset"], broken);
+
+    // set without the flag: refused, naming the problem and the flag; nothing changes
+    let scn = start.to_string();
+    let (code, _, err) = c.admin(
+        &["offsets", "set", "--scn", &scn, "--reason", "repair"],
+        &[],
+    );
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("--replace-unreadable") && err.contains("CDC-3002"),
+        "{err}"
+    );
+    assert_eq!(c.stored_offset(), broken);
+    assert_eq!(c.state(), "FAILED");
+    assert!(c.offsets_set_events().is_empty(), "no event for a refusal");
+
+    // with it: a fresh offset at the start SCN, keeping what reads and is needed
+    let (code, out, err) = c.admin(
+        &[
+            "offsets",
+            "set",
+            "--scn",
+            &scn,
+            "--reason",
+            "repair",
+            "--replace-unreadable",
+        ],
+        &[],
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    for kept in [
+        "dbid, resetlogs_scn",
+        "journal_generation",
+        "released_xids",
+        "future_field",
+    ] {
+        assert!(
+            out.lines()
+                .any(|l| l.trim_start().starts_with("kept") && l.contains(kept)),
+            "{kept} kept: {out}"
+        );
+    }
+    for dropped in ["snapshot", "future_list", "last_commit_xid"] {
+        assert!(
+            out.lines()
+                .any(|l| l.trim_start().starts_with("dropped") && l.contains(dropped)),
+            "{dropped} dropped: {out}"
+        );
+    }
+    assert!(wait_until(Duration::from_secs(60), || c.state() == "RUNNING"));
+    // no last commit: every commit from the start SCN is delivered once more
+    let again = c.settled(Duration::from_secs(120));
+    assert_eq!(again, 2 * delivered, "every record delivered once more");
+    let stored = c.stored_offset();
+    for field in ["dbid", "resetlogs_scn", "released_xids", "future_field"] {
+        assert_eq!(stored[field], broken[field], "{field}: {stored}");
+    }
+    assert_eq!(stored["v"], 1);
+    assert!(stored.get("future_list").is_none(), "{stored}");
+    let generation = |o: &Value| o["journal_generation"].as_u64().expect("a generation");
+    assert!(
+        generation(&stored) > generation(&broken),
+        "the next start took a newer generation: {stored}"
+    );
+    let events = c.offsets_set_events();
+    let outcomes: Vec<&str> = events.iter().map(|e| e["outcome"].as_str()).collect();
+    assert_eq!(outcomes, ["applying", "applied"], "{events:?}");
+    assert!(events[1]["replaced"].contains("CDC-3002"), "{events:?}");
+    assert_eq!(events[1]["direction"], "backward");
+    assert_eq!(
+        events[1]["previous_resume_scn"],
+        broken["resume_scn"].to_string()
+    );
+
+    // an empty offset: nothing of it reads; the identity comes from the database and the
+    // generation from the journal topic
+    c.stop();
+    c.write_raw_offset(&serde_json::json!({}));
+    c.resume();
+    assert!(wait_until(Duration::from_secs(60), || c.state() == "FAILED"));
+    let (code, out, _) = c.admin(&["offsets", "show"], &[]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("empty object"), "{out}");
+    let (code, out, err) = c.admin(
+        &[
+            "offsets",
+            "set",
+            "--scn",
+            &scn,
+            "--reason",
+            "repair",
+            "--replace-unreadable",
+            "--json",
+        ],
+        &[],
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    let set: Value = serde_json::from_str(&out).expect("JSON");
+    assert_eq!(set["direction"], "initial", "{set}");
+    assert_eq!(set["replaced"]["kept"], serde_json::json!([]), "{set}");
+    assert!(wait_until(Duration::from_secs(60), || c.state() == "RUNNING"));
+    assert!(wait_until(Duration::from_secs(60), || {
+        c.stored_offset()["dbid"] == good["dbid"] && c.stored_offset()["v"] == 1
+    }));
+}

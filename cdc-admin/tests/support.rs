@@ -186,6 +186,82 @@ impl Running {
             .to_owned()
     }
 
+    /// The failed task's trace (the stop's CDC message), empty when it did not fail.
+    pub fn trace(&self) -> String {
+        let (_, body) = self.http("GET", &format!("/connectors/{}/status", self.name), None);
+        let task = &body["tasks"][0]["trace"];
+        let connector = &body["connector"]["trace"];
+        task.as_str()
+            .or_else(|| connector.as_str())
+            .unwrap_or_default()
+            .to_owned()
+    }
+
+    /// The stored offset as the REST API shows it (`null` when there is none).
+    pub fn stored_offset(&self) -> Value {
+        let (_, body) = self.http("GET", &format!("/connectors/{}/offsets", self.name), None);
+        body["offsets"][0]["offset"].clone()
+    }
+
+    /// `PUT …/stop`, and waits until the connector is STOPPED.
+    pub fn stop(&self) {
+        let (status, _) = self.http("PUT", &format!("/connectors/{}/stop", self.name), None);
+        assert!(status < 300, "stop answered {status}");
+        assert!(
+            wait_until(Duration::from_secs(60), || self.state() == "STOPPED"),
+            "the connector did not stop"
+        );
+    }
+
+    /// `PUT …/resume`.
+    pub fn resume(&self) {
+        let (status, _) = self.http("PUT", &format!("/connectors/{}/resume", self.name), None);
+        assert!(status < 300, "resume answered {status}");
+    }
+
+    /// Stops the connector, edits its stored offset with `edit` and PATCHes it back, as the
+    /// runbook's procedure does by hand; the connector is left STOPPED.
+    pub fn patch_offset(&self, edit: impl FnOnce(&mut serde_json::Map<String, Value>)) {
+        self.stop();
+        let (_, mut body) = self.http("GET", &format!("/connectors/{}/offsets", self.name), None);
+        let offset = body["offsets"][0]["offset"]
+            .as_object_mut()
+            .expect("a stored offset");
+        edit(offset);
+        let (status, answer) = self.http(
+            "PATCH",
+            &format!("/connectors/{}/offsets", self.name),
+            Some(&body.to_string()),
+        );
+        assert!(status < 300, "PATCH {status}: {answer}");
+    }
+
+    /// Writes `value` as the connector's stored offset straight to its offsets topic, under
+    /// the key the connector writes it with: what a newer connector version, or a hand edit
+    /// past the REST API (which refuses an offset that does not read), leaves behind.
+    pub fn write_raw_offset(&self, value: &Value) {
+        use rdkafka::producer::{BaseRecord, DefaultProducerContext, Producer, ThreadedProducer};
+        let producer: ThreadedProducer<DefaultProducerContext> =
+            cdc_journal::kafka::client_config(&self.broker, &[])
+                .set("acks", "all")
+                .create()
+                .expect("a producer");
+        let key = cdc_offset::codec::offsets_topic_key(&self.name, &self.config.topics.prefix);
+        let value = value.to_string();
+        producer
+            .send(
+                BaseRecord::to(&self.config.connect.offset_storage_topic)
+                    .key(&key)
+                    .payload(&value),
+            )
+            .map_err(|(e, _)| e)
+            .expect("sent");
+        producer
+            .flush(Duration::from_secs(30))
+            .expect("acknowledged");
+        assert_eq!(producer.in_flight_count(), 0);
+    }
+
     pub fn resume_scn(&self) -> u64 {
         self.stored_resume_scn().expect("a stored resume_scn")
     }
