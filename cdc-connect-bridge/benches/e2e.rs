@@ -1204,7 +1204,7 @@ enum Bare {
 }
 
 /// As many records as the connector sent, of its average key, value and header sizes, with
-/// the connector producer's settings: idempotent, `acks=all`, its `linger.ms`, the Java
+/// the connector producer's settings: idempotent, `acks=all`, its `linger.ms`, TCP_NODELAY, the Java
 /// partitioner; under exactly-once transactional, with a commit every
 /// `cdc.eos.batch.max.records` records. Timed from the first send to the last
 /// acknowledgement (or commit).
@@ -1270,6 +1270,8 @@ fn bare_run(
         .set("acks", "all")
         .set("partitioner", "murmur2_random")
         .set("linger.ms", linger)
+        // as every client of the connector's (cdc_journal::kafka::client_config)
+        .set("socket.nagle.disable", "true")
         .set_log_level(RDKafkaLogLevel::Warning);
     if mode == Mode::ExactlyOnce {
         client.set("transactional.id", format!("{topic}-txn"));

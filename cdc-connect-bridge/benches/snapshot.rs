@@ -1219,6 +1219,8 @@ fn bare_run(
         .set("partitioner", "murmur2_random")
         .set("allow.auto.create.topics", "false")
         .set("linger.ms", linger)
+        // as every client of the connector's (cdc_journal::kafka::client_config)
+        .set("socket.nagle.disable", "true")
         .set_log_level(RDKafkaLogLevel::Warning);
     if mode == Mode::ExactlyOnce {
         client.set("transactional.id", format!("{name}-txn"));

@@ -46,12 +46,68 @@ use rdkafka::{ClientConfig, ClientContext, Offset, TopicPartitionList};
 
 use crate::store::{EncodedRecord, JournalStore, StoredRecord};
 
+/// A consumer that closes on a thread of its own when dropped.
+///
+/// rdkafka closes a consumer with a group id when it is dropped, polling for the close in
+/// rounds of 100 ms, and the first round runs to its end: each read of a task's start (the
+/// offsets, the journal) cost 100 ms more than the read itself, half a second before a task's
+/// first record on the test broker. The reads made here assign partitions and never join
+/// their group, so nothing needs to wait for the close.
+pub struct ClosingConsumer(Option<BaseConsumer>);
+
+impl ClosingConsumer {
+    pub fn new(consumer: BaseConsumer) -> ClosingConsumer {
+        ClosingConsumer(Some(consumer))
+    }
+}
+
+impl fmt::Debug for ClosingConsumer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ClosingConsumer").finish_non_exhaustive()
+    }
+}
+
+impl std::ops::Deref for ClosingConsumer {
+    type Target = BaseConsumer;
+
+    fn deref(&self) -> &BaseConsumer {
+        // `None` only once `drop` took it
+        match &self.0 {
+            Some(consumer) => consumer,
+            None => unreachable!("a ClosingConsumer holds its consumer until it is dropped"),
+        }
+    }
+}
+
+impl Drop for ClosingConsumer {
+    fn drop(&mut self) {
+        if let Some(consumer) = self.0.take() {
+            close_in_background(consumer);
+        }
+    }
+}
+
+/// Drops a Kafka client on a thread of its own, for a client whose drop waits for nothing the
+/// caller needs: a consumer that never joined its group ([`ClosingConsumer`]), or an admin
+/// client, whose drop waits for its polling thread's current poll of up to 100 ms.
+pub fn close_in_background<T: Send + 'static>(client: T) {
+    // a thread that cannot start drops the closure, and with it the client, here
+    let _ = std::thread::Builder::new()
+        .name("oracle-cdc-close".into())
+        .spawn(move || drop(client));
+}
+
 /// A client configuration for `bootstrap` with `client_props` (`cdc.kafka.*`: security and the
 /// like) and librdkafka's log level at warnings. Every Kafka client of the product starts here.
 #[allow(clippy::disallowed_methods)] // the one place a ClientConfig is made
 pub fn client_config(bootstrap: &str, client_props: &[(String, String)]) -> ClientConfig {
     let mut config = ClientConfig::new();
     config.set("bootstrap.servers", bootstrap);
+    // TCP_NODELAY, as the Java clients and brokers set it: with Nagle's algorithm a request
+    // written in two segments waited for the broker's delayed ACK, 40–50 ms, which each new
+    // client's first metadata request and topic creation paid on a task's way to its first
+    // record (`cargo x bench snapshot`)
+    config.set("socket.nagle.disable", "true");
     config.set_log_level(RDKafkaLogLevel::Warning);
     for (key, value) in client_props {
         config.set(key, value);
@@ -376,10 +432,11 @@ impl KafkaJournal {
         &mut self,
         visit: &mut dyn FnMut(i32, StoredRecord<'_>) -> Result<(), CdcError>,
     ) -> Result<(), CdcError> {
-        let consumer: BaseConsumer = self
-            .consumer_config
-            .create()
-            .map_err(|e| self.failure("creating the journal's consumer", e))?;
+        let consumer = ClosingConsumer::new(
+            self.consumer_config
+                .create()
+                .map_err(|e| self.failure("creating the journal's consumer", e))?,
+        );
         // every partition's end is taken before any is read: the end of the topic as it was
         // when the call began
         for (partition, end) in self.ends(&consumer)? {
@@ -616,6 +673,17 @@ fn block_on<F: std::future::Future>(future: F) -> F::Output {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_client_sets_tcp_nodelay_unless_the_operator_says_otherwise() {
+        let config = client_config("broker:9092", &[]);
+        assert_eq!(config.get("socket.nagle.disable"), Some("true"));
+        let config = client_config(
+            "broker:9092",
+            &[("socket.nagle.disable".to_owned(), "false".to_owned())],
+        );
+        assert_eq!(config.get("socket.nagle.disable"), Some("false"));
+    }
 
     #[test]
     fn redact_hides_every_secret_longest_first() {

@@ -34,6 +34,7 @@ use rdkafka::{ClientContext, Offset, TopicPartitionList};
 use serde_json::{Map, Value as Json};
 
 use crate::kafka::{KafkaFailure, client_config};
+use cdc_journal::kafka::ClosingConsumer;
 
 /// How long one store operation may take by default.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
@@ -257,8 +258,11 @@ impl KafkaOffsetStore {
             let admin: AdminClient<DefaultClientContext> = base.create().map_err(|e| {
                 OffsetStoreError::creation("creating the admin client", e, client_props)
             })?;
-            create_topic_if_absent(&admin, topic, timeout)?;
-            check_compacted(&admin, topic, timeout)?;
+            // a topic created here is compacted; one that was there is checked
+            if !create_topic_if_absent(&admin, topic, timeout)? {
+                check_compacted(&admin, topic, timeout)?;
+            }
+            cdc_journal::kafka::close_in_background(admin);
         }
 
         let mut producer_config = base.clone();
@@ -582,9 +586,10 @@ impl KafkaOffsetStore {
             .map_err(|e| OffsetStoreError::creation("creating the consumer", e, &self.secrets))
     }
 
-    fn consumer(&self) -> Result<BaseConsumer, OffsetStoreError> {
+    fn consumer(&self) -> Result<ClosingConsumer, OffsetStoreError> {
         self.consumer_config
             .create()
+            .map(ClosingConsumer::new)
             .map_err(|e| OffsetStoreError::creation("creating the consumer", e, &self.secrets))
     }
 
@@ -650,25 +655,28 @@ pub(crate) fn millis(duration: Duration) -> String {
     duration.as_millis().clamp(1, i32::MAX as u128).to_string()
 }
 
+/// Creates the offsets topic, compacted, unless it exists; whether it created it.
 fn create_topic_if_absent(
     admin: &AdminClient<DefaultClientContext>,
     topic: &str,
     timeout: Duration,
-) -> Result<(), OffsetStoreError> {
+) -> Result<bool, OffsetStoreError> {
     let new_topic =
         NewTopic::new(topic, 1, TopicReplication::Fixed(-1)).set("cleanup.policy", "compact");
     let options = AdminOptions::new().operation_timeout(Some(timeout));
     let results = block_on(admin.create_topics([&new_topic], &options))
         .map_err(|e| OffsetStoreError::kafka("creating the offsets topic", e))?;
+    let mut created = false;
     for result in results {
         match result {
-            Ok(_) | Err((_, RDKafkaErrorCode::TopicAlreadyExists)) => {}
+            Ok(_) => created = true,
+            Err((_, RDKafkaErrorCode::TopicAlreadyExists)) => {}
             Err((topic, code)) => {
                 return Err(KafkaFailure::CreateTopic { topic, code }.into());
             }
         }
     }
-    Ok(())
+    Ok(created)
 }
 
 /// Fails when the topic's `cleanup.policy` is known and does not include `compact`.

@@ -20,6 +20,7 @@ use std::sync::mpsc::SyncSender;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use cdc_journal::kafka::ClosingConsumer;
 use cdc_logminer::engine::SignalRecord;
 use rdkafka::consumer::{BaseConsumer, Consumer};
 use rdkafka::message::Message;
@@ -69,7 +70,7 @@ impl SignalReader {
             let topic = topic.to_owned();
             std::thread::Builder::new()
                 .name("oracle-cdc-signals".into())
-                .spawn(move || read(consumer, &topic, from, &tx, &stop))
+                .spawn(move || read(ClosingConsumer::new(consumer), &topic, from, &tx, &stop))
                 .map_err(|e| format!("starting the signals reader failed: {e}"))?
         };
         Ok((
@@ -92,7 +93,7 @@ impl Drop for SignalReader {
 }
 
 fn read(
-    consumer: BaseConsumer,
+    consumer: ClosingConsumer,
     topic: &str,
     from: i64,
     tx: &SyncSender<SignalRecord>,

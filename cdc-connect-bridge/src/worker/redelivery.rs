@@ -21,6 +21,7 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use cdc_journal::kafka::ClosingConsumer;
 use cdc_offset::Position;
 use rdkafka::consumer::{BaseConsumer, Consumer};
 use rdkafka::error::KafkaError;
@@ -41,7 +42,8 @@ type Identity = (Vec<u8>, Vec<u8>, Option<Vec<u8>>, bool);
 
 /// The change records already delivered after the offset a task restarts from.
 pub(crate) struct PresentRecords {
-    consumer: BaseConsumer,
+    /// Closed on a thread of its own: the look ends on the delivery thread's path.
+    consumer: ClosingConsumer,
     timeout: Duration,
     /// Records of commits below this SCN sort before the offset: a partition is read back
     /// until one of them.
@@ -91,7 +93,7 @@ impl PresentRecords {
         window: u64,
     ) -> PresentRecords {
         PresentRecords {
-            consumer,
+            consumer: ClosingConsumer::new(consumer),
             timeout,
             floor_scn,
             remaining: window,
