@@ -7,6 +7,7 @@
 
 use std::collections::VecDeque;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use cdc_offset::Position;
 use rdkafka::error::KafkaError;
@@ -36,14 +37,48 @@ pub struct AckTracker {
     /// Rung when the acknowledged prefix grows or a delivery fails: the delivery thread may
     /// wait for either.
     bell: Option<Bell>,
+    /// `base` and `registered()` for readers that do not take the tracker's lock.
+    progress: Arc<AckProgress>,
     /// The crash tests' `journal-chunk-acked` point: the record whose acknowledgement aborts
     /// the process ([`crate::worker::crash`]).
     crash_on_ack: Option<u64>,
 }
 
+/// How far the tracker got, readable without its lock, which the producer's delivery reports
+/// hold: the delivery thread looks at these after every record it sends.
+#[derive(Debug, Default)]
+pub struct AckProgress {
+    acked_through: AtomicU64,
+    registered: AtomicU64,
+    /// A delivery failed: [`AckTracker::take_failure`] has it.
+    failed: AtomicBool,
+}
+
+impl AckProgress {
+    /// [`AckTracker::acked_through`] as of the tracker's last change.
+    pub fn acked_through(&self) -> u64 {
+        self.acked_through.load(Ordering::Acquire)
+    }
+
+    /// [`AckTracker::registered`] as of the tracker's last change.
+    pub fn registered(&self) -> u64 {
+        self.registered.load(Ordering::Acquire)
+    }
+
+    /// Whether a delivery failed since the tracker's failure was last taken.
+    pub fn failed(&self) -> bool {
+        self.failed.load(Ordering::Acquire)
+    }
+}
+
 impl AckTracker {
     pub fn new() -> AckTracker {
         AckTracker::default()
+    }
+
+    /// The tracker's progress, readable without its lock.
+    pub fn progress(&self) -> Arc<AckProgress> {
+        Arc::clone(&self.progress)
     }
 
     /// Registers an engine record about to be sent as `records` Kafka records; returns its
@@ -54,6 +89,7 @@ impl AckTracker {
             remaining: records,
             position,
         });
+        self.progress.registered.store(seq + 1, Ordering::Release);
         self.advance();
         seq
     }
@@ -91,6 +127,7 @@ impl AckTracker {
         if self.failure.is_none() {
             self.failure = Some((topic, error));
         }
+        self.progress.failed.store(true, Ordering::Release);
         if let Some(bell) = &self.bell {
             bell.ring_acks();
         }
@@ -107,6 +144,7 @@ impl AckTracker {
     }
 
     fn pop_acked(&mut self) {
+        let base = self.base;
         while self.inflight.front().is_some_and(|e| e.remaining == 0) {
             if let Some(entry) = self.inflight.pop_front() {
                 self.base += 1;
@@ -114,6 +152,11 @@ impl AckTracker {
                     self.acked = entry.position;
                 }
             }
+        }
+        if self.base != base {
+            self.progress
+                .acked_through
+                .store(self.base, Ordering::Release);
         }
     }
 
@@ -143,6 +186,7 @@ impl AckTracker {
     }
 
     pub fn take_failure(&mut self) -> Option<(String, KafkaError)> {
+        self.progress.failed.store(false, Ordering::Release);
         self.failure.take()
     }
 
@@ -151,6 +195,9 @@ impl AckTracker {
     pub fn clear_inflight(&mut self) {
         self.base += self.inflight.len() as u64;
         self.inflight.clear();
+        self.progress
+            .acked_through
+            .store(self.base, Ordering::Release);
     }
 }
 
@@ -162,10 +209,12 @@ mod tests {
     #[test]
     fn the_committable_position_never_passes_a_record_in_flight() {
         let mut t = AckTracker::new();
+        let progress = t.progress();
         let a = t.register(1, Some(position(10)));
         let b = t.register(2, Some(position(20)));
         let c = t.register(1, Some(position(30)));
         assert_eq!((t.acked_through(), t.registered()), (0, 3));
+        assert_eq!((progress.acked_through(), progress.registered()), (0, 3));
         t.ack(c);
         assert_eq!(t.acked_position(), None, "c is acked but a and b are not");
         t.ack(a);
@@ -181,6 +230,7 @@ mod tests {
         assert_eq!(t.in_flight(), 0);
         assert_eq!(t.acked_records(), 4);
         assert_eq!((t.acked_through(), t.registered()), (3, 3));
+        assert_eq!((progress.acked_through(), progress.registered()), (3, 3));
     }
 
     #[test]
@@ -199,6 +249,7 @@ mod tests {
         let mut t = AckTracker::new();
         let _ = t.register(1, Some(position(10)));
         t.clear_inflight();
+        assert_eq!(t.progress().acked_through(), 1, "nothing is left in flight");
         let b = t.register(1, Some(position(20)));
         assert_eq!(b, 1);
         t.ack(b);

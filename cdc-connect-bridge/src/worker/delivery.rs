@@ -14,7 +14,7 @@
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -27,6 +27,7 @@ use parking_lot::{Condvar, Mutex};
 use crate::kafka::offsets::{KafkaOffsetStore, OffsetStoreError, StoredOffset};
 use crate::kafka::{KafkaFailure, RecordProducer, TopicAdmin, TopicCreator};
 use crate::record::builder::{KafkaRecord, RecordBuilder, RecordContext};
+use crate::worker::acks::AckProgress;
 use crate::worker::crash::{self, CrashPoint};
 use crate::worker::eos_boundaries::{CommitReason, Decision, EosBounds, Sent, TransactionPlanner};
 use crate::worker::queue::{AckWaiter, Bell};
@@ -107,6 +108,11 @@ pub struct Delivery {
     /// At least once, the wait while the window is full: rung by delivery reports and offset
     /// writes.
     acks: AckWaiter,
+    /// The acknowledgement tracker's progress, read without its lock.
+    progress: Arc<AckProgress>,
+    /// At least once: how many engine records the last position offered to the offsets thread
+    /// covered.
+    offered_through: Option<u64>,
 }
 
 impl std::fmt::Debug for Delivery {
@@ -162,6 +168,7 @@ impl Delivery {
             }
             None => None,
         };
+        let progress = producer.acks().lock().progress();
         Ok(Delivery {
             mode,
             builder,
@@ -184,6 +191,8 @@ impl Delivery {
             window,
             present: None,
             acks,
+            progress,
+            offered_through: None,
         })
     }
 
@@ -404,7 +413,7 @@ impl Delivery {
                     }
                 }
             }
-            DeliveryMode::AtLeastOnce => self.offer_acked(),
+            DeliveryMode::AtLeastOnce => self.offer_if_acked_more(),
         }
         Ok(())
     }
@@ -453,7 +462,7 @@ impl Delivery {
         loop {
             // armed before the look: an acknowledgement after it rings the wait below
             self.acks.arm();
-            let registered = self.producer.acks().lock().registered();
+            let registered = self.progress.registered();
             let written = self
                 .committer
                 .as_ref()
@@ -532,6 +541,15 @@ impl Delivery {
         Ok(())
     }
 
+    /// [`Delivery::offer_acked`] when more records were acknowledged since the last offer:
+    /// what runs after every record sent, so the tracker's lock, which the producer's delivery
+    /// reports hold, is taken only when there is something new to hand over.
+    fn offer_if_acked_more(&mut self) {
+        if self.offered_through != Some(self.progress.acked_through()) {
+            self.offer_acked();
+        }
+    }
+
     fn offer_acked(&mut self) {
         let (position, through, acked) = {
             let acks = self.producer.acks().lock();
@@ -542,6 +560,7 @@ impl Delivery {
             )
         };
         self.stats.delivery.lock().records_acknowledged = acked;
+        self.offered_through = Some(through);
         if let (Some(committer), Some(position)) = (&self.committer, position) {
             committer.offer(position, through);
         }
@@ -556,7 +575,11 @@ impl Delivery {
         {
             return Err(failure.into());
         }
-        if let Some((topic, source)) = self.producer.acks().lock().take_failure() {
+        // the flags first: the locks they stand for are the delivery reports' and the offsets
+        // thread's, and this runs before every record
+        if self.progress.failed()
+            && let Some((topic, source)) = self.producer.acks().lock().take_failure()
+        {
             return Err(KafkaFailure::NotDelivered { topic, source }.into());
         }
         if let Some(committer) = &self.committer
@@ -629,6 +652,8 @@ struct CommitterState {
     wake: Condvar,
     /// Engine records covered by the last offset written (see [`AckTracker::acked_through`]).
     written_through: AtomicU64,
+    /// A write failed: the slot holds the failure (it is taken once; the thread stops at it).
+    failed: AtomicBool,
 }
 
 #[derive(Default)]
@@ -701,6 +726,9 @@ impl OffsetCommitter {
     }
 
     fn take_failure(&self) -> Option<OffsetStoreError> {
+        if !self.shared.failed.load(Ordering::Acquire) {
+            return None;
+        }
         self.shared.slot.lock().failure.take()
     }
 
@@ -779,6 +807,7 @@ fn commit_offsets(
             }
             Err(error) => {
                 state.slot.lock().failure = Some(error);
+                state.failed.store(true, Ordering::Release);
                 ring();
                 return;
             }
