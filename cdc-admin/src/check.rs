@@ -14,15 +14,22 @@
 //!
 //! # Error handling
 //!
-//! Nothing is retried: a source that cannot be opened or queried is a [`CheckError`], whose
-//! text carries the driver's message and never the database password.
+//! Nothing is retried. A read of the check's own that the capture user is refused (ORA-00942,
+//! ORA-01031) is a blocking finding, `unreadable`, naming the views and the GRANT that lets it
+//! read them; the other checks go on. A login refused for lack of CREATE SESSION (ORA-01045)
+//! is the finding `grant-create-session`, the only one then. Anything else (no connection, a
+//! wrong password, a session lost) is a [`CheckError`]: the check failed, and its text carries
+//! the CDC code with its action and runbook, the driver's message, and never the password.
 
 use std::fmt::Write as _;
 
-use cdc_core::Scn;
-use cdc_core::TableId;
-use cdc_core::config::{CaptureMode, CdcConfig, SnapshotMode};
-use cdc_logminer::source::preflight::{Grant, LogMode, Preflight, PreflightFacts};
+use cdc_core::config::{CaptureMode, CdcConfig, SnapshotMode, SourceKind};
+use cdc_core::ora::OraCode;
+use cdc_core::{CdcError, Scn, TableId};
+use cdc_logminer::engine::source_stop;
+use cdc_logminer::source::preflight::{
+    Grant, LogMode, Preflight, PreflightFacts, Unreadable, connector_reads,
+};
 use cdc_logminer::source::{DatabaseRole, OpenMode, SourceError, SourceSetupError};
 use serde::Serialize;
 
@@ -146,18 +153,87 @@ fn finding(id: &'static str, severity: Severity, message: String, fix: Option<St
     }
 }
 
+/// Why the connector needs a view.
+fn view_use(view: &str) -> &'static str {
+    match view {
+        "GV$TRANSACTION" | "GV$SESSION" => {
+            "the connector reads it for the transactions open at a first start and for orphan detection"
+        }
+        "V$LOGMNR_CONTENTS" => "the connector mines the redo through it",
+        _ if view.starts_with("DBA_") || view.starts_with("CDB_") => {
+            "the connector reads the captured tables' objects, columns, keys and log groups from it"
+        }
+        _ => "the connector reads it",
+    }
+}
+
+/// The views of `unreadable` the capture user lacks SELECT on, as far as its grants tell;
+/// all of them when its grants tell of none (a grant through a role it cannot see).
+fn refused_views<'a>(unreadable: &'a Unreadable, facts: &PreflightFacts) -> Vec<&'a str> {
+    let lacked: Vec<&str> = unreadable
+        .views
+        .iter()
+        .map(String::as_str)
+        .filter(|view| {
+            facts
+                .missing_grants
+                .iter()
+                .any(|g| matches!(g, Grant::SelectOnView(v) if v == view))
+        })
+        .collect();
+    if lacked.is_empty() {
+        unreadable.views.iter().map(String::as_str).collect()
+    } else {
+        lacked
+    }
+}
+
+/// A read of the check's own the capture user was refused.
+fn unreadable_finding(unreadable: &Unreadable, facts: &PreflightFacts) -> Finding {
+    let views = refused_views(unreadable, facts);
+    // the line of the refusal, not a wrapper's (ORA-00604 at recursive SQL)
+    let error = unreadable
+        .error
+        .lines()
+        .find(|line| line.contains("ORA-00942") || line.contains("ORA-01031"))
+        .or_else(|| unreadable.error.lines().next())
+        .unwrap_or_default()
+        .trim();
+    finding(
+        "unreadable",
+        Severity::Blocking,
+        format!(
+            "the check could not read {} ({error}): {} left unchecked; capture user {} needs SELECT on it",
+            views.join(" or "),
+            unreadable.read.unchecked(),
+            facts.user
+        ),
+        Some(
+            views
+                .iter()
+                .map(|view| {
+                    Grant::SelectOnView((*view).to_owned()).grant_sql(&facts.user, facts.is_cdb)
+                })
+                .collect::<Vec<_>>()
+                .join(" "),
+        ),
+    )
+}
+
 /// The rules of a preflight check, blocking findings first.
 pub fn findings(facts: &PreflightFacts, context: &CheckContext) -> Vec<Finding> {
     use Severity::{Blocking, Warning};
     let mut out = Vec::new();
 
-    if facts.log_mode != LogMode::Archivelog {
+    if let Some(database) = &facts.database
+        && database.log_mode != LogMode::Archivelog
+    {
         out.push(finding(
             "archivelog",
             Blocking,
             format!(
                 "the database is not in ARCHIVELOG mode (LOG_MODE {}): redo is overwritten before it is mined",
-                match &facts.log_mode {
+                match &database.log_mode {
                     LogMode::NoArchivelog => "NOARCHIVELOG",
                     LogMode::Other(text) => text.as_str(),
                     LogMode::Archivelog => "ARCHIVELOG",
@@ -170,7 +246,11 @@ pub fn findings(facts: &PreflightFacts, context: &CheckContext) -> Vec<Finding> 
         ));
     }
 
-    if !facts.supplemental.minimal {
+    if facts
+        .database
+        .as_ref()
+        .is_some_and(|d| !d.supplemental.minimal)
+    {
         out.push(finding(
             "supplemental-minimal",
             Blocking,
@@ -180,8 +260,16 @@ pub fn findings(facts: &PreflightFacts, context: &CheckContext) -> Vec<Finding> 
             Some("ALTER DATABASE ADD SUPPLEMENTAL LOG DATA;".to_owned()),
         ));
     }
-    let database_covers = facts.supplemental.all_columns || facts.supplemental.primary_key;
-    for table in facts.tables.iter().filter(|t| !t.supplemental.any()) {
+    // unknown without V$DATABASE: the database level may cover every table
+    let database_covers = facts
+        .database
+        .as_ref()
+        .is_none_or(|d| d.supplemental.all_columns || d.supplemental.primary_key);
+    for table in facts
+        .tables
+        .iter()
+        .filter(|t| t.supplemental.is_some_and(|s| !s.any()))
+    {
         if database_covers {
             continue;
         }
@@ -202,21 +290,44 @@ pub fn findings(facts: &PreflightFacts, context: &CheckContext) -> Vec<Finding> 
         ));
     }
 
+    // a view the check could not read is its own finding, with the same GRANT
+    let unreadable_views: Vec<&str> = facts
+        .unreadable
+        .iter()
+        .flat_map(|u| refused_views(u, facts))
+        .collect();
     for grant in &facts.missing_grants {
         let (id, severity, why) = match grant {
+            Grant::CreateSession => (
+                "grant-create-session",
+                Blocking,
+                "the connector cannot log in without it (ORA-01045)",
+            ),
             Grant::Logmining => ("grant-logmining", Blocking, "LogMiner sessions need it"),
             Grant::SelectAnyTransaction => (
                 "grant-select-any-transaction",
                 Blocking,
                 "V$LOGMNR_CONTENTS needs it for other users' transactions",
             ),
-            Grant::SelectOnView(_) => ("grant-select-view", Blocking, "the connector reads it"),
+            Grant::SelectOnView(view)
+                if !connector_reads(view, facts.is_cdb)
+                    || unreadable_views.contains(&view.as_str()) =>
+            {
+                continue;
+            }
+            Grant::SelectOnView(view) => ("grant-select-view", Blocking, view_use(view)),
             Grant::Flashback(_) if context.snapshots => (
                 "grant-flashback",
                 Blocking,
                 "snapshot reads are flashback queries (cdc.snapshot.mode is not none)",
             ),
             Grant::Flashback(_) => continue,
+            Grant::ExecuteDbmsLogmnr => (
+                "grant-dbms-logmnr",
+                Blocking,
+                "every mining session is started and ended with it (ADD_LOGFILE, START_LOGMNR, \
+                 END_LOGMNR)",
+            ),
             Grant::ExecuteDbmsLogmnrD if context.dictionary_builds => (
                 "grant-dbms-logmnr-d",
                 Warning,
@@ -232,55 +343,68 @@ pub fn findings(facts: &PreflightFacts, context: &CheckContext) -> Vec<Finding> 
             Some(grant.grant_sql(&facts.user, facts.is_cdb)),
         ));
     }
+    out.extend(
+        facts
+            .unreadable
+            .iter()
+            .map(|u| unreadable_finding(u, facts)),
+    );
 
-    if facts.enabled_threads.len() > 1 {
+    if let Some(threads) = &facts.enabled_threads
+        && threads.len() > 1
+    {
         out.push(finding(
             "redo-threads",
             Blocking,
             format!(
                 "{} redo threads are enabled (RAC): the connector captures one thread only (CDC-5001)",
-                facts.enabled_threads.len()
+                threads.len()
             ),
             None,
         ));
     }
 
-    let topology_ok = match (&facts.role, &facts.open_mode) {
-        (DatabaseRole::Primary, OpenMode::ReadWrite) => true,
-        (DatabaseRole::PhysicalStandby, OpenMode::ReadOnly | OpenMode::ReadOnlyWithApply) => {
-            context.capture_mode == CaptureMode::ArchiveOnly
-        }
-        _ => false,
-    };
-    if !topology_ok {
-        let hint = match (&facts.role, &facts.open_mode) {
+    if let Some(database) = &facts.database {
+        let topology_ok = match (&database.role, &database.open_mode) {
+            (DatabaseRole::Primary, OpenMode::ReadWrite) => true,
             (DatabaseRole::PhysicalStandby, OpenMode::ReadOnly | OpenMode::ReadOnlyWithApply) => {
-                "; a physical standby is captured with cdc.capture.mode=archive_only"
+                context.capture_mode == CaptureMode::ArchiveOnly
             }
-            _ => {
-                "; capture needs a PRIMARY open READ WRITE, or an open physical standby with cdc.capture.mode=archive_only"
-            }
+            _ => false,
         };
-        out.push(finding(
-            "topology",
-            Blocking,
-            format!(
-                "the database is {} open {}, which cdc.capture.mode={} cannot capture (CDC-5001){hint}",
-                role_text(&facts.role),
-                open_mode_text(&facts.open_mode),
-                context.capture_mode.as_str()
-            ),
-            None,
-        ));
+        if !topology_ok {
+            let hint = match (&database.role, &database.open_mode) {
+                (
+                    DatabaseRole::PhysicalStandby,
+                    OpenMode::ReadOnly | OpenMode::ReadOnlyWithApply,
+                ) => "; a physical standby is captured with cdc.capture.mode=archive_only",
+                _ => {
+                    "; capture needs a PRIMARY open READ WRITE, or an open physical standby with cdc.capture.mode=archive_only"
+                }
+            };
+            out.push(finding(
+                "topology",
+                Blocking,
+                format!(
+                    "the database is {} open {}, which cdc.capture.mode={} cannot capture (CDC-5001){hint}",
+                    role_text(&database.role),
+                    open_mode_text(&database.open_mode),
+                    context.capture_mode.as_str()
+                ),
+                None,
+            ));
+        }
     }
 
-    if facts.version.major < MIN_MAJOR_VERSION {
+    if let Some(version) = &facts.version
+        && version.major < MIN_MAJOR_VERSION
+    {
         out.push(finding(
             "version",
             Blocking,
             format!(
                 "Oracle {} is older than 19c, the oldest release the connector supports",
-                facts.version.text
+                version.text
             ),
             None,
         ));
@@ -318,7 +442,7 @@ pub fn findings(facts: &PreflightFacts, context: &CheckContext) -> Vec<Finding> 
     for table in facts
         .tables
         .iter()
-        .filter(|t| !t.usable_key && !context.configured_keys.contains(&t.table))
+        .filter(|t| t.usable_key == Some(false) && !context.configured_keys.contains(&t.table))
     {
         out.push(finding(
             "no-key",
@@ -332,8 +456,9 @@ pub fn findings(facts: &PreflightFacts, context: &CheckContext) -> Vec<Finding> 
         ));
     }
 
-    let switches = facts.log_switches.per_hour();
-    if switches > MAX_SWITCHES_PER_HOUR {
+    if let Some(switches) = facts.log_switches.map(|s| s.per_hour())
+        && switches > MAX_SWITCHES_PER_HOUR
+    {
         out.push(finding(
             "log-switches",
             Warning,
@@ -361,6 +486,39 @@ pub fn findings(facts: &PreflightFacts, context: &CheckContext) -> Vec<Finding> 
 
     out.sort_by_key(|f| f.severity);
     out
+}
+
+/// The user a login refused with ORA-01045 names (`ORA-01045: user CDC lacks CREATE SESSION
+/// privilege; logon denied`).
+fn refused_user(message: &str) -> Option<&str> {
+    let (_, after) = message.split_once("ORA-01045: user ")?;
+    let user = after.split_whitespace().next()?;
+    (!user.is_empty()).then_some(user)
+}
+
+/// The finding of a login refused for lack of CREATE SESSION (ORA-01045), when `error` is
+/// one: nothing else can be checked. The user is the one the database names, else the
+/// configured one as Oracle reads an unquoted name; a common user (`C##…`) gets its grant in
+/// every container.
+pub fn login_refused(error: &SourceError, configured_user: Option<&str>) -> Option<Finding> {
+    if error.ora_code() != Some(OraCode::NO_CREATE_SESSION_PRIVILEGE) {
+        return None;
+    }
+    let message = error.to_string();
+    let user = refused_user(&message)
+        .map(str::to_owned)
+        .or_else(|| configured_user.map(str::to_ascii_uppercase))
+        .unwrap_or_else(|| "<capture user>".to_owned());
+    let common = user.starts_with("C##");
+    Some(finding(
+        "grant-create-session",
+        Severity::Blocking,
+        format!(
+            "capture user {user} lacks CREATE SESSION: the database refused its login \
+             (ORA-01045), so nothing else could be checked"
+        ),
+        Some(Grant::CreateSession.grant_sql(&user, common)),
+    ))
 }
 
 /// The exit status of a check: 0 ready, 1 anything blocking, 2 warnings only.
@@ -421,16 +579,51 @@ pub struct CheckOutcome {
     pub findings: Vec<Finding>,
 }
 
-/// Why a check could not judge the database.
+impl CheckOutcome {
+    fn of(findings: Vec<Finding>, json: bool) -> CheckOutcome {
+        let text = if json {
+            render_json(&findings)
+        } else {
+            render_text(&findings)
+        };
+        CheckOutcome {
+            text,
+            exit: exit_status(&findings),
+            findings,
+        }
+    }
+}
+
+/// Why a check could not judge the database: it failed (exit 1), which no finding says.
 #[derive(Debug, thiserror::Error)]
 pub enum CheckError {
     /// The source the configuration names could not be opened (no client library, a login
-    /// refused, a simulator scenario that does not load).
+    /// refused, a simulator scenario that does not load): the stop the connector would give.
     #[error("check: the database could not be opened: {0}")]
-    Open(#[source] SourceSetupError),
-    /// A query of the preflight failed.
+    Open(#[source] CdcError),
+    /// A read failed for another reason than a refused grant (the session lost, a driver
+    /// error): the facts after it would not be the database's.
     #[error("check: the database could not be queried: {0}")]
-    Query(#[source] SourceError),
+    Query(#[source] CdcError),
+}
+
+/// The database `config` names, for a check: the simulator, or an Oracle session whose
+/// identity is not read at connect (a V$DATABASE it may not read is then a finding).
+fn open(config: &CdcConfig) -> Result<Box<dyn Preflight>, SourceSetupError> {
+    match config.source {
+        SourceKind::Sim => Ok(Box::new(cdc_logminer::source::configured::sim_source(
+            config, None,
+        )?)),
+        #[cfg(feature = "oracle")]
+        SourceKind::Oracle => {
+            let options = cdc_logminer::source::configured::connect_options(config)?;
+            cdc_logminer::source::oracle::OracleSource::connect_for_preflight(options)
+                .map(|source| Box::new(source) as Box<dyn Preflight>)
+                .map_err(SourceSetupError::Oracle)
+        }
+        #[cfg(not(feature = "oracle"))]
+        SourceKind::Oracle => Ok(Box::new(cdc_logminer::source::from_config(config, None)?)),
+    }
 }
 
 /// Checks the database `config` names (`cdc.source`): its facts for the captured tables,
@@ -440,23 +633,30 @@ pub fn run(
     resume_scn: Option<Scn>,
     json: bool,
 ) -> Result<CheckOutcome, CheckError> {
-    let mut source = cdc_logminer::source::from_config(config, None).map_err(CheckError::Open)?;
-    let captured = |t: &TableId| config.is_table_included(t.pdb.as_deref(), &t.owner, &t.table);
-    let facts = source
-        .preflight_facts(&captured)
-        .map_err(CheckError::Query)?;
-    let context = CheckContext::from_config(config, &facts, resume_scn);
-    let findings = findings(&facts, &context);
-    let text = if json {
-        render_json(&findings)
-    } else {
-        render_text(&findings)
+    let configured_user = config.database.login.as_ref().map(|l| l.user.as_str());
+    let mut source = match open(config) {
+        Ok(source) => source,
+        Err(e) => {
+            if let SourceSetupError::Oracle(error) = &e
+                && let Some(refused) = login_refused(error, configured_user)
+            {
+                return Ok(CheckOutcome::of(vec![refused], json));
+            }
+            return Err(CheckError::Open(CdcError::from(e)));
+        }
     };
-    Ok(CheckOutcome {
-        text,
-        exit: exit_status(&findings),
-        findings,
-    })
+    let captured = |t: &TableId| config.is_table_included(t.pdb.as_deref(), &t.owner, &t.table);
+    let facts = match source.preflight_facts(&captured) {
+        Ok(facts) => facts,
+        Err(e) => {
+            return match login_refused(&e, configured_user) {
+                Some(refused) => Ok(CheckOutcome::of(vec![refused], json)),
+                None => Err(CheckError::Query(source_stop(e))),
+            };
+        }
+    };
+    let context = CheckContext::from_config(config, &facts, resume_scn);
+    Ok(CheckOutcome::of(findings(&facts, &context), json))
 }
 
 #[cfg(test)]
@@ -464,44 +664,63 @@ mod tests {
     use super::*;
     use cdc_core::RedoThread;
     use cdc_logminer::source::preflight::{
-        DatabaseSupplemental, DatabaseVersion, LogSwitches, OldestArchivedLog, TableFacts,
-        TableSupplemental,
+        DatabaseFacts, DatabaseSupplemental, DatabaseVersion, LogSwitches, OldestArchivedLog,
+        PreflightRead, TableFacts, TableSupplemental,
     };
 
     fn ready() -> PreflightFacts {
         PreflightFacts {
-            log_mode: LogMode::Archivelog,
-            supplemental: DatabaseSupplemental {
-                minimal: true,
-                primary_key: false,
-                all_columns: false,
-            },
+            database: Some(DatabaseFacts {
+                log_mode: LogMode::Archivelog,
+                supplemental: DatabaseSupplemental {
+                    minimal: true,
+                    primary_key: false,
+                    all_columns: false,
+                },
+                role: DatabaseRole::Primary,
+                open_mode: OpenMode::ReadWrite,
+            }),
             tables: vec![TableFacts {
                 table: TableId::new("APP", "ORDERS"),
-                supplemental: TableSupplemental {
+                supplemental: Some(TableSupplemental {
                     all_columns: true,
                     primary_key: false,
-                },
-                usable_key: true,
+                }),
+                usable_key: Some(true),
             }],
             user: "CDC".into(),
             missing_grants: vec![],
-            enabled_threads: vec![RedoThread(1)],
-            role: DatabaseRole::Primary,
-            open_mode: OpenMode::ReadWrite,
+            enabled_threads: Some(vec![RedoThread(1)]),
             is_cdb: false,
-            version: DatabaseVersion {
+            version: Some(DatabaseVersion {
                 text: "19.0.0.0.0".into(),
                 major: 19,
-            },
+            }),
             long_names: vec![],
-            log_switches: LogSwitches::default(),
+            log_switches: Some(LogSwitches::default()),
             oldest_archived_log: Some(OldestArchivedLog {
                 first_scn: Scn(1000),
                 first_time: Some("2026-12-01 00:00:00".into()),
             }),
             undo_retention_secs: Some(900),
+            unreadable: vec![],
         }
+    }
+
+    fn database(f: &mut PreflightFacts) -> &mut DatabaseFacts {
+        f.database.as_mut().expect("V$DATABASE read")
+    }
+
+    fn refused(read: PreflightRead) -> Unreadable {
+        Unreadable::of(
+            read,
+            false,
+            &SourceError::ora(
+                OraCode::TABLE_OR_VIEW_DOES_NOT_EXIST,
+                "ORA-00942: table or view does not exist",
+            ),
+        )
+        .expect("a refusal")
     }
 
     fn context() -> CheckContext {
@@ -527,12 +746,15 @@ mod tests {
     #[test]
     fn six_switches_an_hour_pass_and_seven_warn() {
         let mut f = ready();
-        f.log_switches = LogSwitches {
+        f.log_switches = Some(LogSwitches {
             last_hour: 6,
             busiest_hour_last_day: 6,
-        };
+        });
         assert!(ids(&f, &context()).is_empty());
-        f.log_switches.busiest_hour_last_day = 7;
+        f.log_switches = Some(LogSwitches {
+            last_hour: 6,
+            busiest_hour_last_day: 7,
+        });
         let found = findings(&f, &context());
         assert_eq!(found.len(), 1);
         assert_eq!(
@@ -560,12 +782,12 @@ mod tests {
     #[test]
     fn version_18_blocks_and_19_passes() {
         let mut f = ready();
-        assert_eq!(f.version.major, 19);
+        assert_eq!(f.version.as_ref().map(|v| v.major), Some(19));
         assert!(ids(&f, &context()).is_empty());
-        f.version = DatabaseVersion {
+        f.version = Some(DatabaseVersion {
             text: "18.0.0.0.0".into(),
             major: 18,
-        };
+        });
         assert_eq!(ids(&f, &context()), vec!["version"]);
     }
 
@@ -593,32 +815,32 @@ mod tests {
     #[test]
     fn topology_follows_the_capture_mode() {
         let mut f = ready();
-        f.role = DatabaseRole::PhysicalStandby;
-        f.open_mode = OpenMode::ReadOnlyWithApply;
+        database(&mut f).role = DatabaseRole::PhysicalStandby;
+        database(&mut f).open_mode = OpenMode::ReadOnlyWithApply;
         assert_eq!(ids(&f, &context()), vec!["topology"]);
         let archive_only = CheckContext {
             capture_mode: CaptureMode::ArchiveOnly,
             ..context()
         };
         assert!(ids(&f, &archive_only).is_empty());
-        f.open_mode = OpenMode::Mounted;
+        database(&mut f).open_mode = OpenMode::Mounted;
         assert_eq!(ids(&f, &archive_only), vec!["topology"]);
-        f.role = DatabaseRole::LogicalStandby;
-        f.open_mode = OpenMode::ReadWrite;
+        database(&mut f).role = DatabaseRole::LogicalStandby;
+        database(&mut f).open_mode = OpenMode::ReadWrite;
         assert_eq!(ids(&f, &archive_only), vec!["topology"]);
     }
 
     #[test]
     fn table_supplemental_logging_is_covered_by_the_database_level() {
         let mut f = ready();
-        f.tables[0].supplemental = TableSupplemental::default();
+        f.tables[0].supplemental = Some(TableSupplemental::default());
         let found = findings(&f, &context());
         assert_eq!(found.len(), 1);
         assert_eq!(
             found[0].fix_sql.as_deref(),
             Some("ALTER TABLE APP.ORDERS ADD SUPPLEMENTAL LOG DATA (ALL) COLUMNS;")
         );
-        f.supplemental.all_columns = true;
+        database(&mut f).supplemental.all_columns = true;
         assert!(ids(&f, &context()).is_empty());
     }
 
@@ -648,7 +870,7 @@ mod tests {
     #[test]
     fn a_configured_key_stands_in_for_a_missing_one() {
         let mut f = ready();
-        f.tables[0].usable_key = false;
+        f.tables[0].usable_key = Some(false);
         assert_eq!(ids(&f, &context()), vec!["no-key"]);
         let keyed = CheckContext {
             configured_keys: vec![TableId::new("APP", "ORDERS")],
@@ -661,7 +883,7 @@ mod tests {
     fn blocking_findings_come_first_and_decide_the_exit() {
         let mut f = ready();
         f.long_names = vec!["APP.ORDERS.X".into()];
-        f.log_mode = LogMode::NoArchivelog;
+        database(&mut f).log_mode = LogMode::NoArchivelog;
         let found = findings(&f, &context());
         assert_eq!(
             found.iter().map(|f| f.id).collect::<Vec<_>>(),
@@ -679,5 +901,175 @@ mod tests {
         assert_eq!(json["status"], "blocking");
         assert_eq!(json["findings"][0]["severity"], "blocking");
         assert_eq!(json["findings"][1]["fix_sql"], serde_json::Value::Null);
+    }
+
+    #[test]
+    fn the_grants_of_a_login_and_of_mining_block_with_their_statements() {
+        let mut f = ready();
+        f.missing_grants = vec![
+            Grant::CreateSession,
+            Grant::ExecuteDbmsLogmnr,
+            Grant::SelectOnView("GV$TRANSACTION".into()),
+            Grant::SelectOnView("GV$SESSION".into()),
+            Grant::SelectOnView("DBA_CONSTRAINTS".into()),
+        ];
+        let found = findings(&f, &context());
+        assert_eq!(
+            found
+                .iter()
+                .map(|f| (f.id, f.severity, f.fix_sql.as_deref().unwrap_or("")))
+                .collect::<Vec<_>>(),
+            vec![
+                (
+                    "grant-create-session",
+                    Severity::Blocking,
+                    "GRANT CREATE SESSION TO CDC;"
+                ),
+                (
+                    "grant-dbms-logmnr",
+                    Severity::Blocking,
+                    "GRANT EXECUTE ON SYS.DBMS_LOGMNR TO CDC;"
+                ),
+                (
+                    "grant-select-view",
+                    Severity::Blocking,
+                    "GRANT SELECT ON SYS.GV_$TRANSACTION TO CDC;"
+                ),
+                (
+                    "grant-select-view",
+                    Severity::Blocking,
+                    "GRANT SELECT ON SYS.GV_$SESSION TO CDC;"
+                ),
+                (
+                    "grant-select-view",
+                    Severity::Blocking,
+                    "GRANT SELECT ON SYS.DBA_CONSTRAINTS TO CDC;"
+                ),
+            ]
+        );
+        assert!(
+            found[2].message.contains("orphan detection"),
+            "{}",
+            found[2].message
+        );
+        // a CDB's connector reads CDB_CONSTRAINTS instead: the DBA_ view is the check's alone
+        f.is_cdb = true;
+        f.user = "C##CDC".into();
+        let cdb = findings(&f, &context());
+        assert_eq!(cdb.len(), 4);
+        assert_eq!(
+            cdb[0].fix_sql.as_deref(),
+            Some("GRANT CREATE SESSION TO C##CDC CONTAINER=ALL;")
+        );
+    }
+
+    #[test]
+    fn a_refused_read_blocks_names_its_views_and_leaves_its_facts_unjudged() {
+        let mut f = ready();
+        f.database = None;
+        f.version = None;
+        f.unreadable = vec![
+            refused(PreflightRead::Database),
+            refused(PreflightRead::Version),
+        ];
+        // with the grant also listed, only the finding of the read says so
+        f.missing_grants = vec![Grant::SelectOnView("V$DATABASE".into())];
+        let found = findings(&f, &context());
+        assert_eq!(
+            found
+                .iter()
+                .map(|f| (f.id, f.fix_sql.as_deref().unwrap_or("")))
+                .collect::<Vec<_>>(),
+            vec![
+                ("unreadable", "GRANT SELECT ON SYS.V_$DATABASE TO CDC;"),
+                ("unreadable", "GRANT SELECT ON SYS.V_$INSTANCE TO CDC;"),
+            ]
+        );
+        assert!(
+            found[0]
+                .message
+                .contains("could not read V$DATABASE (ORA-00942"),
+            "{}",
+            found[0].message
+        );
+        assert!(
+            found[0].message.contains("ARCHIVELOG mode"),
+            "{}",
+            found[0].message
+        );
+        assert_eq!(exit_status(&found), 1);
+        let wrapped = Unreadable::of(
+            PreflightRead::Version,
+            false,
+            &SourceError::from_driver_message(
+                "ORA-00604: error occurred at recursive SQL level 1\nORA-01031: insufficient privileges",
+            ),
+        )
+        .expect("a refusal");
+        let named = unreadable_finding(&wrapped, &f);
+        assert!(
+            named
+                .message
+                .contains("(ORA-01031: insufficient privileges)"),
+            "{}",
+            named.message
+        );
+        // unknown supplemental logging at the database level: a table without groups may be
+        // covered, so it is not judged
+        f.tables[0].supplemental = Some(TableSupplemental::default());
+        assert_eq!(ids(&f, &context()), vec!["unreadable", "unreadable"]);
+    }
+
+    #[test]
+    fn a_refused_statement_of_several_views_names_the_ones_not_granted() {
+        let mut f = ready();
+        f.tables[0].usable_key = None;
+        f.unreadable = vec![refused(PreflightRead::TableKeys)];
+        let all = findings(&f, &context());
+        assert_eq!(
+            all[0].fix_sql.as_deref(),
+            Some(
+                "GRANT SELECT ON SYS.DBA_CONSTRAINTS TO CDC; GRANT SELECT ON SYS.DBA_CONS_COLUMNS TO CDC; \
+                 GRANT SELECT ON SYS.DBA_TAB_COLUMNS TO CDC;"
+            ),
+            "no grant is known missing: every view of the statement"
+        );
+        assert!(
+            all[0]
+                .message
+                .contains("DBA_CONSTRAINTS or DBA_CONS_COLUMNS or DBA_TAB_COLUMNS"),
+            "{}",
+            all[0].message
+        );
+        f.missing_grants = vec![Grant::SelectOnView("DBA_TAB_COLUMNS".into())];
+        let narrowed = findings(&f, &context());
+        assert_eq!(narrowed.len(), 1, "{narrowed:?}");
+        assert_eq!(
+            narrowed[0].fix_sql.as_deref(),
+            Some("GRANT SELECT ON SYS.DBA_TAB_COLUMNS TO CDC;")
+        );
+    }
+
+    #[test]
+    fn a_login_refused_for_create_session_is_a_finding_and_other_refusals_are_not() {
+        let refused = SourceError::from_driver_message(
+            "ORA-01045: user C##CDC lacks CREATE SESSION privilege; logon denied",
+        );
+        let found = login_refused(&refused, Some("c##cdc")).expect("a finding");
+        assert_eq!(found.id, "grant-create-session");
+        assert_eq!(found.severity, Severity::Blocking);
+        assert_eq!(
+            found.fix_sql.as_deref(),
+            Some("GRANT CREATE SESSION TO C##CDC CONTAINER=ALL;")
+        );
+        // the database's text without the user: the configured one, as Oracle reads it
+        let bare = SourceError::ora(OraCode::NO_CREATE_SESSION_PRIVILEGE, "logon denied");
+        assert_eq!(
+            login_refused(&bare, Some("cdc")).and_then(|f| f.fix_sql),
+            Some("GRANT CREATE SESSION TO CDC;".to_owned())
+        );
+        let wrong_password =
+            SourceError::from_driver_message("ORA-01017: invalid username/password; logon denied");
+        assert_eq!(login_refused(&wrong_password, Some("cdc")), None);
     }
 }

@@ -63,8 +63,11 @@ pub enum Command {
     /// The transaction journal topic, read directly from Kafka.
     #[command(subcommand)]
     Journal(JournalCommand),
-    /// Checks a database before the first start: each finding with the SQL that fixes it.
-    /// Exit status 0 ready, 1 blocking, 2 warnings only.
+    /// Checks a database before the first start: each finding with the SQL that fixes it,
+    /// the capture user's grants among them (CREATE SESSION, LOGMINING, EXECUTE on
+    /// DBMS_LOGMNR, SELECT on the V$, GV$ and DBA_ views read). A view the check itself may
+    /// not read is a blocking finding with its GRANT, and the other checks go on. Exit status
+    /// 0 ready, 1 blocking (or a database it cannot connect to), 2 warnings only.
     Check(CheckArgs),
 }
 

@@ -125,6 +125,36 @@ fn each_condition_is_one_finding_with_its_fix() {
             "GRANT SELECT ON SYS.V_$LOGMNR_CONTENTS TO CDC;",
         ),
         case(
+            &[(P, "missing-grant:SELECT ON GV$TRANSACTION")],
+            "grant-select-view",
+            Blocking,
+            "GRANT SELECT ON SYS.GV_$TRANSACTION TO CDC;",
+        ),
+        case(
+            &[(P, "missing-grant:SELECT ON GV$SESSION")],
+            "grant-select-view",
+            Blocking,
+            "GRANT SELECT ON SYS.GV_$SESSION TO CDC;",
+        ),
+        case(
+            &[(P, "missing-grant:EXECUTE ON DBMS_LOGMNR")],
+            "grant-dbms-logmnr",
+            Blocking,
+            "GRANT EXECUTE ON SYS.DBMS_LOGMNR TO CDC;",
+        ),
+        case(
+            &[(P, "missing-grant:CREATE SESSION")],
+            "grant-create-session",
+            Blocking,
+            "GRANT CREATE SESSION TO CDC;",
+        ),
+        case(
+            &[(P, "missing-grant:SELECT ON DBA_CONSTRAINTS")],
+            "unreadable",
+            Blocking,
+            "GRANT SELECT ON SYS.DBA_CONSTRAINTS TO CDC;",
+        ),
+        case(
             &[(P, "missing-grant:FLASHBACK ANY TABLE")],
             "grant-flashback",
             Blocking,
@@ -208,6 +238,177 @@ fn each_condition_is_one_finding_with_its_fix() {
     }
 }
 
+/// What the check cannot read for want of a grant: one blocking finding per refused read,
+/// naming the view and its GRANT, the facts of that read unjudged and every other check
+/// still made.
+#[test]
+fn a_view_the_check_may_not_read_is_a_blocking_finding_and_the_rest_is_checked() {
+    // one per view each read of the check needs, and what it leaves unjudged
+    let cases: [(&str, &[&str], &str); 5] = [
+        ("DBA_CONSTRAINTS", &["DBA_CONSTRAINTS"], "keys"),
+        (
+            "DBA_LOG_GROUPS",
+            &["DBA_LOG_GROUPS"],
+            "supplemental log groups",
+        ),
+        ("DBA_OBJECTS", &["DBA_OBJECTS"], "the captured tables"),
+        ("V$DATABASE", &["V$DATABASE"], "ARCHIVELOG mode"),
+        ("V$INSTANCE", &["V$INSTANCE"], "the release"),
+    ];
+    for (view, named, unchecked) in cases {
+        let grant = format!("missing-grant:SELECT ON {view}");
+        let outcome = run("APP\\.ORDERS", &[(P, grant.as_str())], None);
+        let [finding] = outcome.findings.as_slice() else {
+            panic!("{view}: one finding expected, got\n{}", outcome.text);
+        };
+        assert_eq!(
+            (finding.id, finding.severity),
+            ("unreadable", Severity::Blocking)
+        );
+        for v in named {
+            assert!(
+                finding.message.contains(&format!("could not read {v}")),
+                "{view}: {}",
+                finding.message
+            );
+        }
+        assert!(finding.message.contains("ORA-00942"), "{}", finding.message);
+        assert!(
+            finding.message.contains(unchecked),
+            "{view}: {}",
+            finding.message
+        );
+        let base = view.replacen("V$", "V_$", 1);
+        assert_eq!(
+            finding.fix_sql.as_deref(),
+            Some(format!("GRANT SELECT ON SYS.{base} TO CDC;").as_str())
+        );
+        assert_eq!(outcome.exit, 1, "{view}");
+        assert!(
+            outcome.text.contains("BLOCKING unreadable"),
+            "{}",
+            outcome.text
+        );
+    }
+
+    // the column names and the keys both read DBA_TAB_COLUMNS: two reads refused
+    let outcome = run(
+        "APP\\.ORDERS",
+        &[(P, "missing-grant:SELECT ON DBA_TAB_COLUMNS")],
+        None,
+    );
+    assert_eq!(
+        outcome
+            .findings
+            .iter()
+            .map(|f| (f.id, f.fix_sql.as_deref().unwrap_or("")))
+            .collect::<Vec<_>>(),
+        vec![
+            ("unreadable", "GRANT SELECT ON SYS.DBA_TAB_COLUMNS TO CDC;"),
+            ("unreadable", "GRANT SELECT ON SYS.DBA_TAB_COLUMNS TO CDC;"),
+        ],
+        "{}",
+        outcome.text
+    );
+
+    // a refused read does not stop the others: the warning and the blocking finding of what
+    // could be read are there, the release that could not be read is not judged
+    let outcome = run(
+        "APP\\.ORDERS",
+        &[(
+            P,
+            "missing-grant:SELECT ON V$INSTANCE,version:12.2,switches-per-hour:9,no-table-supplemental:APP.ORDERS",
+        )],
+        None,
+    );
+    assert_eq!(
+        outcome
+            .findings
+            .iter()
+            .map(|f| (f.id, f.severity))
+            .collect::<Vec<_>>(),
+        vec![
+            ("supplemental-table", Severity::Blocking),
+            ("unreadable", Severity::Blocking),
+            ("log-switches", Severity::Warning),
+        ],
+        "{}",
+        outcome.text
+    );
+    assert_eq!(outcome.exit, 1);
+}
+
+/// Without CREATE SESSION nothing can be read: the login refused is the one finding.
+#[test]
+fn a_login_refused_for_create_session_is_the_only_finding() {
+    let outcome = run(
+        "APP\\.ORDERS",
+        &[(P, "missing-grant:CREATE SESSION,noarchivelog")],
+        None,
+    );
+    let [finding] = outcome.findings.as_slice() else {
+        panic!("one finding expected, got\n{}", outcome.text);
+    };
+    assert_eq!(finding.id, "grant-create-session");
+    assert!(finding.message.contains("ORA-01045"), "{}", finding.message);
+    assert_eq!(outcome.exit, 1);
+    // in a CDB the capture user is a common user, granted in every container
+    let cdb = run(
+        "APP\\.ORDERS",
+        &[
+            (P, "missing-grant:CREATE SESSION"),
+            ("cdc.sim.session.pdb", "ORCLPDB1"),
+        ],
+        None,
+    );
+    assert_eq!(
+        cdb.findings.first().and_then(|f| f.fix_sql.as_deref()),
+        Some("GRANT CREATE SESSION TO C##CDC CONTAINER=ALL;"),
+        "{}",
+        cdb.text
+    );
+}
+
+/// The GV$ views of orphan detection, both missing, and mining's package: each its finding.
+#[test]
+fn the_views_and_the_package_mining_needs_are_each_a_finding() {
+    let outcome = check::run(
+        &config(
+            "APP\\.ORDERS",
+            &[(
+                P,
+                "missing-grant:SELECT ON GV$TRANSACTION,missing-grant:SELECT ON GV$SESSION,\
+                 missing-grant:EXECUTE ON DBMS_LOGMNR",
+            )],
+        ),
+        None,
+        true,
+    )
+    .expect("the check runs");
+    assert_eq!(outcome.exit, 1);
+    let json: serde_json::Value = serde_json::from_str(&outcome.text).expect("JSON");
+    assert_eq!(json["status"], "blocking");
+    let fixes: Vec<&str> = json["findings"]
+        .as_array()
+        .expect("a list")
+        .iter()
+        .map(|f| f["fix_sql"].as_str().unwrap_or(""))
+        .collect();
+    assert_eq!(
+        fixes,
+        [
+            "GRANT SELECT ON SYS.GV_$TRANSACTION TO CDC;",
+            "GRANT SELECT ON SYS.GV_$SESSION TO CDC;",
+            "GRANT EXECUTE ON SYS.DBMS_LOGMNR TO CDC;",
+        ]
+    );
+    assert!(
+        json["findings"][0]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("GV$TRANSACTION") && m.contains("orphan detection"))
+    );
+}
+
 #[test]
 fn a_resume_scn_the_archive_reaches_passes() {
     let keys = [(P, "archive-from-scn:5000000")];
@@ -287,4 +488,44 @@ fn a_database_that_cannot_be_reached_never_shows_its_password() {
     let shown = format!("{error} {error:?}");
     assert!(!shown.contains("pw-never-shown-7781"), "{shown}");
     assert!(shown.contains("could not be opened"), "{shown}");
+    // the stop the connector would give, with its action and runbook
+    let text = error.to_string();
+    assert!(
+        text.contains("[CDC-") && text.contains("Runbook:"),
+        "{text}"
+    );
+}
+
+/// Through the binary: a database it cannot connect to is exit 1 with an error and no report
+/// (failed), told apart from blocking findings (exit 1 with the report).
+#[test]
+fn a_database_it_cannot_connect_to_fails_without_a_report() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let file = dir.path().join("check.properties");
+    std::fs::write(
+        &file,
+        "name=check\ncdc.topic.prefix=check\ncdc.source=oracle\ncdc.tables.include=APP\\\\..*\n\
+         cdc.database.host=127.0.0.1\ncdc.database.port=1\ncdc.database.service=FREE\n\
+         cdc.database.user=cdc\ncdc.database.password=pw-never-shown-4417\n",
+    )
+    .expect("written");
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_oracle-cdc-admin"))
+        .args(["check", "--json", "--config"])
+        .arg(&file)
+        .output()
+        .expect("the binary runs");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stdout}{stderr}");
+    let json: serde_json::Value = serde_json::from_str(&stdout).expect("JSON");
+    assert!(
+        json.get("status").is_none() && json.get("findings").is_none(),
+        "{json}"
+    );
+    let error = json["error"].as_str().unwrap_or_default();
+    assert!(
+        error.contains("could not be opened") && error.contains("[CDC-"),
+        "{error}"
+    );
+    assert!(!format!("{stdout}{stderr}").contains("pw-never-shown-4417"));
 }

@@ -278,6 +278,17 @@ fn check_exits_by_the_worst_finding() {
     assert!(out.contains("ARCHIVELOG"), "{out}");
     let (code, out) = run("cdc.sim.preflight=switches-per-hour:12");
     assert_eq!(code, 2, "{out}");
+    // a grant the check itself needs, and the login's: blocking, each with its GRANT
+    let (code, out) = run(r"cdc.sim.preflight=missing-grant:SELECT ON DBA_CONSTRAINTS");
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("BLOCKING unreadable"), "{out}");
+    assert!(
+        out.contains("fix: GRANT SELECT ON SYS.DBA_CONSTRAINTS TO CDC;"),
+        "{out}"
+    );
+    let (code, out) = run("cdc.sim.preflight=missing-grant:CREATE SESSION");
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("fix: GRANT CREATE SESSION TO CDC;"), "{out}");
     let (code, _) = run("cdc.sim.preflight=no-such-condition");
     assert_eq!(
         code, 64,

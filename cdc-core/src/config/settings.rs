@@ -213,18 +213,45 @@ pub enum SimPreflightCondition {
     UndoRetention(u64),
 }
 
-/// The privileges `missing-grant:` accepts, as the fix SQL grants them.
+/// The privileges `missing-grant:` accepts, as the fix SQL grants them: the privileges, and
+/// SELECT on each view the connector or `oracle-cdc-admin check` reads (the `CDB_` views and
+/// the containers' matter in a CDB only). A view the check reads is then refused to it
+/// (ORA-00942), and CREATE SESSION refuses the login (ORA-01045).
 pub const SIM_PREFLIGHT_GRANTS: &[&str] = &[
+    "CREATE SESSION",
     "LOGMINING",
     "SELECT ANY TRANSACTION",
+    "EXECUTE ON DBMS_LOGMNR",
+    "FLASHBACK ANY TABLE",
     "SELECT ON V$DATABASE",
+    "SELECT ON V$THREAD",
+    "SELECT ON V$ARCHIVE_DEST_STATUS",
     "SELECT ON V$LOG",
     "SELECT ON V$LOGFILE",
     "SELECT ON V$ARCHIVED_LOG",
     "SELECT ON V$LOGMNR_CONTENTS",
-    "SELECT ON V$TRANSACTION",
-    "SELECT ON V$THREAD",
-    "FLASHBACK ANY TABLE",
+    "SELECT ON GV$TRANSACTION",
+    "SELECT ON GV$SESSION",
+    "SELECT ON V$INSTANCE",
+    "SELECT ON V$LOG_HISTORY",
+    "SELECT ON V$PARAMETER",
+    "SELECT ON V$PDBS",
+    "SELECT ON V$CONTAINERS",
+    "SELECT ON DBA_OBJECTS",
+    "SELECT ON DBA_INDEXES",
+    "SELECT ON DBA_IND_COLUMNS",
+    "SELECT ON DBA_TAB_COLS",
+    "SELECT ON DBA_TAB_COLUMNS",
+    "SELECT ON DBA_CONSTRAINTS",
+    "SELECT ON DBA_CONS_COLUMNS",
+    "SELECT ON DBA_LOG_GROUPS",
+    "SELECT ON CDB_OBJECTS",
+    "SELECT ON CDB_INDEXES",
+    "SELECT ON CDB_IND_COLUMNS",
+    "SELECT ON CDB_TAB_COLS",
+    "SELECT ON CDB_CONSTRAINTS",
+    "SELECT ON CDB_CONS_COLUMNS",
+    "SELECT ON CDB_LOG_GROUPS",
 ];
 
 impl SimPreflightCondition {

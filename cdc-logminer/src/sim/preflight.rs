@@ -6,15 +6,21 @@
 //! `database.preflight`) then presents the conditions it does not model, so a check can be
 //! tried against each failing one. With none set the database is ready for capture, but for
 //! what its schema really is: APP.EVENTS has no key.
+//!
+//! A missing grant is presented as Oracle presents it: listed among the grants the session
+//! lacks, a read of a view it may not select refused with ORA-00942 (the facts of that read
+//! unknown), and without CREATE SESSION the login itself refused with ORA-01045.
 
 use cdc_core::config::SimPreflightCondition;
+use cdc_core::ora::OraCode;
 use cdc_core::{KeySource, RedoThread, Scn, TableId};
 use serde::{Deserialize, Serialize};
 
 use crate::sim::SimSource;
 use crate::source::preflight::{
-    DatabaseSupplemental, DatabaseVersion, Grant, LogMode, LogSwitches, OldestArchivedLog,
-    Preflight, PreflightFacts, TableFacts, TableSupplemental, long_names,
+    DatabaseFacts, DatabaseSupplemental, DatabaseVersion, Grant, LogMode, LogSwitches,
+    OldestArchivedLog, Preflight, PreflightFacts, PreflightRead, PreflightReads, TableFacts,
+    TableSupplemental, long_names, preflight_views,
 };
 use crate::source::{CaptureMode, LogInventoryQuery, RedoSource, SourceError, TableFilter};
 
@@ -91,54 +97,115 @@ fn names(listed: &[String], table: &TableId) -> bool {
     })
 }
 
+/// Whether a read of `read` is refused for lack of SELECT on one of its views.
+fn refused(lacked: &[Grant], read: PreflightRead, is_cdb: bool) -> Result<(), SourceError> {
+    let lacks = |view: &str| {
+        lacked
+            .iter()
+            .any(|g| matches!(g, Grant::SelectOnView(v) if v == view))
+    };
+    if read.views(is_cdb).iter().any(|view| lacks(view)) {
+        Err(SourceError::ora(
+            OraCode::TABLE_OR_VIEW_DOES_NOT_EXIST,
+            "ORA-00942: table or view does not exist",
+        ))
+    } else {
+        Ok(())
+    }
+}
+
 impl Preflight for SimSource {
     fn preflight_facts(&mut self, filter: &TableFilter<'_>) -> Result<PreflightFacts, SourceError> {
         let identity = self.identity()?;
+        let is_cdb = identity.is_cdb;
         let config = self.database().config().clone();
         let shown = &config.preflight;
+        let user = if is_cdb { "C##CDC" } else { "CDC" }.to_owned();
+
+        // the grants the user lacks, as `missing-grant:` names them (FLASHBACK ANY TABLE is
+        // every captured table's, below)
+        let lacked: Vec<Grant> = shown
+            .missing_grants
+            .iter()
+            .filter_map(|text| Grant::from_config(text))
+            .collect();
+        if lacked.contains(&Grant::CreateSession) {
+            return Err(SourceError::ora(
+                OraCode::NO_CREATE_SESSION_PRIVILEGE,
+                format!("ORA-01045: user {user} lacks CREATE SESSION privilege; logon denied"),
+            ));
+        }
+        let mut reads = PreflightReads::new(is_cdb);
+        // a read of the simulated database: allowed, or refused as Oracle refuses it
+        let mut read = |read: PreflightRead| -> Result<Option<()>, SourceError> {
+            reads.run(&mut (), read, |_| refused(&lacked, read, is_cdb))
+        };
+
+        let database = read(PreflightRead::Database)?.map(|_| DatabaseFacts {
+            log_mode: if shown.noarchivelog {
+                LogMode::NoArchivelog
+            } else {
+                LogMode::Archivelog
+            },
+            supplemental: DatabaseSupplemental {
+                minimal: !shown.no_minimal_supplemental,
+                primary_key: false,
+                all_columns: false,
+            },
+            role: identity.role.clone(),
+            open_mode: identity.open_mode.clone(),
+        });
 
         let mut captured: Vec<TableId> = Vec::new();
-        for object in self.resolve_objects(filter)? {
-            if !captured.contains(&object.table) {
-                captured.push(object.table);
+        if read(PreflightRead::CapturedTables)?.is_some() {
+            for object in self.resolve_objects(filter)? {
+                if !captured.contains(&object.table) {
+                    captured.push(object.table);
+                }
             }
         }
         let layouts = self.table_layouts(&captured)?;
         let mut tables = Vec::new();
         let mut long = Vec::new();
-        for layout in &layouts {
-            let supplemental = if names(&shown.tables_without_supplemental, &layout.table) {
-                TableSupplemental::default()
-            } else {
-                TableSupplemental {
-                    all_columns: layout.supplemental.all_columns,
-                    primary_key: layout.supplemental.primary_key,
+        for (i, layout) in layouts.iter().enumerate() {
+            let supplemental = read(PreflightRead::TableLogGroups)?.map(|_| {
+                if names(&shown.tables_without_supplemental, &layout.table) {
+                    TableSupplemental::default()
+                } else {
+                    TableSupplemental {
+                        all_columns: layout.supplemental.all_columns,
+                        primary_key: layout.supplemental.primary_key,
+                    }
                 }
-            };
-            let usable_key = matches!(
-                layout.key_source,
-                KeySource::PrimaryKey | KeySource::UniqueIndex
-            ) && !names(&shown.keyless_tables, &layout.table);
+            });
+            let usable_key = read(PreflightRead::TableKeys)?.map(|_| {
+                matches!(
+                    layout.key_source,
+                    KeySource::PrimaryKey | KeySource::UniqueIndex
+                ) && !names(&shown.keyless_tables, &layout.table)
+            });
             tables.push(TableFacts {
                 table: layout.table.clone(),
                 supplemental,
                 usable_key,
             });
-            long.extend(long_names(
-                &layout.table,
-                layout.columns.iter().map(|c| c.name.as_str()),
-            ));
-        }
-        if shown.long_names
-            && let Some(first) = layouts.first()
-        {
-            long.extend(long_names(&first.table, [SIM_LONG_COLUMN]));
+            if read(PreflightRead::TableColumns)?.is_some() {
+                long.extend(long_names(
+                    &layout.table,
+                    layout.columns.iter().map(|c| c.name.as_str()),
+                ));
+                if shown.long_names && i == 0 {
+                    long.extend(long_names(&layout.table, [SIM_LONG_COLUMN]));
+                }
+            }
         }
 
-        let user = if identity.is_cdb { "C##CDC" } else { "CDC" }.to_owned();
+        let views = preflight_views(is_cdb);
         let mut missing_grants = Vec::new();
         for text in &shown.missing_grants {
             match Grant::from_config(text) {
+                // a view of the other kind of database is nothing this one reads
+                Some(Grant::SelectOnView(view)) if !views.contains(&view.as_str()) => {}
                 Some(grant) => missing_grants.push(grant),
                 // FLASHBACK ANY TABLE, and no grant on any table either
                 None => {
@@ -150,11 +217,11 @@ impl Preflight for SimSource {
             missing_grants.push(Grant::ExecuteDbmsLogmnrD);
         }
 
-        let enabled_threads = match shown.threads {
+        let enabled_threads = read(PreflightRead::Threads)?.map(|_| match shown.threads {
             Some(n) => (1..=n.max(1)).map(RedoThread).collect(),
             None => identity.enabled_threads.clone(),
-        };
-        let version = match shown.version {
+        });
+        let version = read(PreflightRead::Version)?.map(|_| match shown.version {
             Some((major, minor)) => DatabaseVersion {
                 text: format!("{major}.{minor}.0.0.0"),
                 major,
@@ -163,54 +230,50 @@ impl Preflight for SimSource {
                 text: SIM_VERSION.to_owned(),
                 major: 23,
             },
-        };
-        let oldest_archived_log = match shown.archive_from_scn {
-            Some(scn) => Some(OldestArchivedLog {
-                first_scn: Scn(scn),
-                first_time: None,
-            }),
-            None => self
-                .log_inventory(&LogInventoryQuery {
-                    from: Scn(0),
-                    mode: CaptureMode::ArchiveOnly,
-                    destination: None,
-                })?
-                .into_iter()
-                .filter(|log| log.archived && !log.is_purged())
-                .map(|log| log.first_scn)
-                .min()
-                .map(|first_scn| OldestArchivedLog {
-                    first_scn,
+        });
+        let log_switches = read(PreflightRead::LogSwitches)?.map(|_| LogSwitches {
+            last_hour: shown.switches_per_hour,
+            busiest_hour_last_day: shown.switches_per_hour,
+        });
+        let oldest_archived_log = match read(PreflightRead::ArchivedLogs)? {
+            None => None,
+            Some(_) => match shown.archive_from_scn {
+                Some(scn) => Some(OldestArchivedLog {
+                    first_scn: Scn(scn),
                     first_time: None,
                 }),
+                None => self
+                    .log_inventory(&LogInventoryQuery {
+                        from: Scn(0),
+                        mode: CaptureMode::ArchiveOnly,
+                        destination: None,
+                    })?
+                    .into_iter()
+                    .filter(|log| log.archived && !log.is_purged())
+                    .map(|log| log.first_scn)
+                    .min()
+                    .map(|first_scn| OldestArchivedLog {
+                        first_scn,
+                        first_time: None,
+                    }),
+            },
         };
+        let undo_retention_secs =
+            read(PreflightRead::UndoRetention)?.map(|_| config.undo_retention_secs);
 
         Ok(PreflightFacts {
-            log_mode: if shown.noarchivelog {
-                LogMode::NoArchivelog
-            } else {
-                LogMode::Archivelog
-            },
-            supplemental: DatabaseSupplemental {
-                minimal: !shown.no_minimal_supplemental,
-                primary_key: false,
-                all_columns: false,
-            },
+            database,
             tables,
             user,
             missing_grants,
             enabled_threads,
-            role: identity.role,
-            open_mode: identity.open_mode,
-            is_cdb: identity.is_cdb,
+            is_cdb,
             version,
             long_names: long,
-            log_switches: LogSwitches {
-                last_hour: shown.switches_per_hour,
-                busiest_hour_last_day: shown.switches_per_hour,
-            },
+            log_switches,
             oldest_archived_log,
-            undo_retention_secs: Some(config.undo_retention_secs),
+            undo_retention_secs,
+            unreadable: reads.finish(),
         })
     }
 }
@@ -221,31 +284,43 @@ mod tests {
     use crate::sim::{SimConfig, SimDatabase};
 
     fn facts(preflight: SimPreflight) -> PreflightFacts {
+        sim_facts(preflight).expect("facts")
+    }
+
+    fn sim_facts(preflight: SimPreflight) -> Result<PreflightFacts, SourceError> {
         let db = SimDatabase::new(SimConfig {
             preflight,
             ..SimConfig::default()
         })
         .expect("a simulated database");
-        SimSource::new(db)
-            .preflight_facts(&|t: &TableId| t.owner == "APP" && t.table != "EVENTS")
-            .expect("facts")
+        SimSource::new(db).preflight_facts(&|t: &TableId| t.owner == "APP" && t.table != "EVENTS")
+    }
+
+    fn missing(grants: &[&str]) -> SimPreflight {
+        SimPreflight::from_conditions(
+            &grants
+                .iter()
+                .map(|g| SimPreflightCondition::MissingGrant((*g).to_owned()))
+                .collect::<Vec<_>>(),
+        )
     }
 
     #[test]
     fn a_default_simulated_database_is_ready_for_capture() {
         let f = facts(SimPreflight::default());
-        assert_eq!(f.log_mode, LogMode::Archivelog);
-        assert!(f.supplemental.minimal);
+        let database = f.database.as_ref().expect("V$DATABASE read");
+        assert_eq!(database.log_mode, LogMode::Archivelog);
+        assert!(database.supplemental.minimal);
         assert!(!f.tables.is_empty());
         assert!(
-            f.tables
-                .iter()
-                .all(|t| t.usable_key && t.supplemental.any()),
+            f.tables.iter().all(|t| t.usable_key == Some(true)
+                && t.supplemental.is_some_and(TableSupplemental::any)),
             "{f:?}"
         );
         assert!(f.missing_grants.is_empty());
-        assert_eq!(f.enabled_threads, vec![RedoThread(1)]);
-        assert_eq!(f.version.major, 23);
+        assert!(f.unreadable.is_empty());
+        assert_eq!(f.enabled_threads, Some(vec![RedoThread(1)]));
+        assert_eq!(f.version.map(|v| v.major), Some(23));
         assert!(f.long_names.is_empty());
         assert_eq!(f.undo_retention_secs, Some(900));
     }
@@ -266,26 +341,94 @@ mod tests {
             SimPreflightCondition::SwitchesPerHour(12),
             SimPreflightCondition::ArchiveFromScn(5000),
         ]));
-        assert_eq!(f.log_mode, LogMode::NoArchivelog);
+        assert_eq!(
+            f.database.as_ref().map(|d| &d.log_mode),
+            Some(&LogMode::NoArchivelog)
+        );
         let table = |name: &str| {
             f.tables
                 .iter()
                 .find(|t| t.table.table == name)
                 .expect("captured")
         };
-        assert!(!table("ORDERS").supplemental.any());
-        assert!(table("CUSTOMERS").supplemental.any());
-        assert!(!table("CUSTOMERS").usable_key);
-        assert!(table("ORDERS").usable_key);
+        assert_eq!(
+            table("ORDERS").supplemental.map(TableSupplemental::any),
+            Some(false)
+        );
+        assert_eq!(
+            table("CUSTOMERS").supplemental.map(TableSupplemental::any),
+            Some(true)
+        );
+        assert_eq!(table("CUSTOMERS").usable_key, Some(false));
+        assert_eq!(table("ORDERS").usable_key, Some(true));
         assert_eq!(
             f.missing_grants.len(),
             f.tables.len(),
             "flashback on every table"
         );
-        assert_eq!(f.enabled_threads.len(), 2);
-        assert_eq!(f.version.text, "12.2.0.0.0");
+        assert_eq!(f.enabled_threads.map(|t| t.len()), Some(2));
+        assert_eq!(f.version.map(|v| v.text), Some("12.2.0.0.0".to_owned()));
         assert_eq!(f.long_names.len(), 1);
-        assert_eq!(f.log_switches.per_hour(), 12);
+        assert_eq!(f.log_switches.map(LogSwitches::per_hour), Some(12));
         assert_eq!(f.oldest_archived_log.map(|l| l.first_scn), Some(Scn(5000)));
+    }
+
+    #[test]
+    fn without_create_session_the_login_is_refused() {
+        let error = sim_facts(missing(&["CREATE SESSION"])).expect_err("no login");
+        assert_eq!(error.ora_code(), Some(OraCode::NO_CREATE_SESSION_PRIVILEGE));
+        assert!(
+            error.to_string().contains("user CDC lacks CREATE SESSION"),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn a_view_not_granted_is_refused_to_the_reads_of_it_alone() {
+        let f = facts(missing(&[
+            "SELECT ON DBA_TAB_COLUMNS",
+            "SELECT ON V$INSTANCE",
+        ]));
+        // DBA_TAB_COLUMNS: the keys' statement and the columns' read it; V$INSTANCE the release
+        assert_eq!(
+            f.unreadable.iter().map(|u| u.read).collect::<Vec<_>>(),
+            [
+                PreflightRead::TableKeys,
+                PreflightRead::TableColumns,
+                PreflightRead::Version
+            ]
+        );
+        assert!(f.unreadable.iter().all(|u| u.error.contains("ORA-00942")));
+        assert!(f.tables.iter().all(|t| t.usable_key.is_none()));
+        assert!(f.tables.iter().all(|t| t.supplemental.is_some()));
+        assert_eq!(f.version, None);
+        assert!(f.database.is_some() && f.enabled_threads.is_some());
+        assert_eq!(
+            f.missing_grants,
+            [
+                Grant::SelectOnView("DBA_TAB_COLUMNS".into()),
+                Grant::SelectOnView("V$INSTANCE".into())
+            ]
+        );
+    }
+
+    #[test]
+    fn grants_the_check_never_reads_with_are_listed_only() {
+        let f = facts(missing(&[
+            "SELECT ON GV$TRANSACTION",
+            "SELECT ON GV$SESSION",
+            "EXECUTE ON DBMS_LOGMNR",
+            // a CDB's view: nothing a non-CDB reads
+            "SELECT ON CDB_OBJECTS",
+        ]));
+        assert!(f.unreadable.is_empty(), "{:?}", f.unreadable);
+        assert_eq!(
+            f.missing_grants,
+            [
+                Grant::SelectOnView("GV$TRANSACTION".into()),
+                Grant::SelectOnView("GV$SESSION".into()),
+                Grant::ExecuteDbmsLogmnr
+            ]
+        );
     }
 }

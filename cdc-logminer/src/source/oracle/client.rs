@@ -95,6 +95,31 @@ impl OracleSource {
         Ok(source)
     }
 
+    /// Connects for a preflight check (`oracle-cdc-admin check`): the session alone, its
+    /// identity not read, so a capture user who may not read V$DATABASE is a finding of the
+    /// check rather than a refused connection. Whether the database is a CDB comes from the
+    /// session's context, which needs no grant (a release without CON_ID, before 12c, has no
+    /// containers).
+    pub fn connect_for_preflight(options: ConnectOptions) -> Result<OracleSource, SourceError> {
+        let conn = Self::open(&options)?;
+        let mut source = OracleSource {
+            options,
+            conn,
+            is_cdb: false,
+        };
+        source.is_cdb = source
+            .rows(super::preflight_sql::SESSION_CONTAINER, &[])
+            .ok()
+            .and_then(|rows| rows.first().and_then(|r| col::<String>(r, 0).ok()))
+            .is_some_and(|con_id| super::preflight_sql::in_cdb(&con_id));
+        Ok(source)
+    }
+
+    /// Whether the database is a CDB, as read at connect.
+    pub(super) fn is_cdb(&self) -> bool {
+        self.is_cdb
+    }
+
     /// A new session with the engine's NLS formats (`sql::NLS_SESSION`): the mining
     /// session's, and a snapshot reader's.
     pub(super) fn open(options: &ConnectOptions) -> Result<Connection, SourceError> {

@@ -5,11 +5,21 @@
 
 use cdc_core::TableId;
 
-use crate::source::preflight::{CAPTURE_VIEWS, DatabaseSupplemental, Grant, TableSupplemental};
+use super::sql;
+use crate::source::preflight::{
+    DatabaseSupplemental, Grant, PreflightRead, TableSupplemental, preflight_views,
+};
 
-/// LOG_MODE, the three database-level supplemental logging flags.
+/// LOG_MODE, the three database-level supplemental logging flags, the role and the open mode.
 pub const DATABASE: &str = "SELECT LOG_MODE, SUPPLEMENTAL_LOG_DATA_MIN, SUPPLEMENTAL_LOG_DATA_PK, \
-SUPPLEMENTAL_LOG_DATA_ALL FROM V$DATABASE";
+SUPPLEMENTAL_LOG_DATA_ALL, DATABASE_ROLE, OPEN_MODE FROM V$DATABASE";
+
+/// The enabled redo threads (the connector's own statement).
+pub const THREADS: &str = sql::ENABLED_THREADS;
+
+/// The session's container (`CON_ID`, `CON_NAME`), which needs no grant: whether the database
+/// is a CDB, read before any view is.
+pub const SESSION_CONTAINER: &str = sql::SESSION_CONTAINER;
 
 /// The capture user.
 pub const USER: &str = "SELECT USER FROM DUAL";
@@ -56,6 +66,30 @@ WHERE cc.OWNER = c.OWNER AND cc.CONSTRAINT_NAME = c.CONSTRAINT_NAME AND tc.NULLA
 
 /// A table's columns; bind owner and table.
 pub const COLUMNS: &str = "SELECT COLUMN_NAME FROM DBA_TAB_COLUMNS WHERE OWNER = :1 AND TABLE_NAME = :2 ORDER BY COLUMN_ID";
+
+/// The statements of `read` in a database that is (`is_cdb`) or is not a CDB: the captured
+/// tables are the connector's own object queries.
+pub fn statements(read: PreflightRead, is_cdb: bool) -> &'static [&'static str] {
+    match read {
+        PreflightRead::Database => &[DATABASE],
+        PreflightRead::Threads => &[THREADS],
+        PreflightRead::CapturedTables if is_cdb => &[sql::OBJECTS_CDB, sql::IOT_TOP_CDB],
+        PreflightRead::CapturedTables => &[sql::OBJECTS_NON_CDB, sql::IOT_TOP_NON_CDB],
+        PreflightRead::TableLogGroups => &[TABLE_LOG_GROUPS],
+        PreflightRead::TableKeys => &[USABLE_KEYS],
+        PreflightRead::TableColumns => &[COLUMNS],
+        PreflightRead::Version => &[VERSION],
+        PreflightRead::LogSwitches => &[LOG_SWITCHES],
+        PreflightRead::ArchivedLogs => &[OLDEST_ARCHIVED_LOG],
+        PreflightRead::UndoRetention => &[PARAMETER],
+    }
+}
+
+/// Whether a session whose `SYS_CONTEXT('USERENV', 'CON_ID')` reads `con_id` is in a CDB:
+/// 0 in a non-CDB, 1 at the root, above in a PDB.
+pub fn in_cdb(con_id: &str) -> bool {
+    con_id.trim().parse::<u32>().is_ok_and(|id| id > 0)
+}
 
 /// YES, or IMPLICIT (minimal logging switched on by a stronger level).
 fn yes(text: &str) -> bool {
@@ -108,15 +142,19 @@ impl SessionGrants {
             .any(|(o, t, p)| o == owner && t == object && privileges.contains(&p.as_str()))
     }
 
-    /// What the capture user lacks: LogMiner's privileges, SELECT on [`CAPTURE_VIEWS`]
-    /// (granted on the `V_$` view, or through SELECT_CATALOG_ROLE or SELECT ANY DICTIONARY),
-    /// FLASHBACK on each of `tables` (or FLASHBACK ANY TABLE), EXECUTE on DBMS_LOGMNR_D
-    /// (or EXECUTE_CATALOG_ROLE). A DBA role counts as all of it.
-    pub fn missing(&self, tables: &[TableId]) -> Vec<Grant> {
+    /// What the capture user lacks: CREATE SESSION, LogMiner's privileges, SELECT on the
+    /// views of [`preflight_views`] (granted on the `V_$` view or the dictionary view, or
+    /// through SELECT_CATALOG_ROLE or SELECT ANY DICTIONARY), FLASHBACK on each of `tables`
+    /// (or FLASHBACK ANY TABLE), EXECUTE on DBMS_LOGMNR and DBMS_LOGMNR_D (or
+    /// EXECUTE_CATALOG_ROLE, or EXECUTE ANY PROCEDURE). A DBA role counts as all of it.
+    pub fn missing(&self, tables: &[TableId], is_cdb: bool) -> Vec<Grant> {
         if self.has_role("DBA") {
             return Vec::new();
         }
         let mut out = Vec::new();
+        if !self.has_privilege("CREATE SESSION") {
+            out.push(Grant::CreateSession);
+        }
         if !self.has_privilege("LOGMINING") {
             out.push(Grant::Logmining);
         }
@@ -125,10 +163,10 @@ impl SessionGrants {
         }
         let dictionary =
             self.has_privilege("SELECT ANY DICTIONARY") || self.has_role("SELECT_CATALOG_ROLE");
-        for view in CAPTURE_VIEWS {
+        for view in preflight_views(is_cdb) {
             let base = view.replacen("V$", "V_$", 1);
             if !dictionary && !self.has_object("SYS", &base, &["SELECT", "READ"]) {
-                out.push(Grant::SelectOnView((*view).to_owned()));
+                out.push(Grant::SelectOnView(view.to_owned()));
             }
         }
         if !self.has_privilege("FLASHBACK ANY TABLE") {
@@ -139,10 +177,15 @@ impl SessionGrants {
                     .map(|t| Grant::Flashback(t.clone())),
             );
         }
-        if !self.has_role("EXECUTE_CATALOG_ROLE")
-            && !self.has_privilege("EXECUTE ANY PROCEDURE")
-            && !self.has_object("SYS", "DBMS_LOGMNR_D", &["EXECUTE"])
-        {
+        let executes = |package: &str| {
+            self.has_role("EXECUTE_CATALOG_ROLE")
+                || self.has_privilege("EXECUTE ANY PROCEDURE")
+                || self.has_object("SYS", package, &["EXECUTE"])
+        };
+        if !executes("DBMS_LOGMNR") {
+            out.push(Grant::ExecuteDbmsLogmnr);
+        }
+        if !executes("DBMS_LOGMNR_D") {
             out.push(Grant::ExecuteDbmsLogmnrD);
         }
         out
@@ -156,7 +199,10 @@ pub fn undo_retention(value: Option<&str>) -> Option<u64> {
 
 #[cfg(test)]
 mod tests {
+    use std::collections::BTreeSet;
+
     use super::*;
+    use crate::source::preflight::connector_views;
 
     #[test]
     fn supplemental_flags_read_yes_and_implicit() {
@@ -178,46 +224,146 @@ mod tests {
         let orders = TableId::new("APP", "ORDERS");
         let codes = TableId::new("APP", "CODES");
         let tables = [orders.clone(), codes.clone()];
+        let views = preflight_views(false);
 
-        let none = SessionGrants::default().missing(&tables);
+        let none = SessionGrants::default().missing(&tables, false);
+        assert!(none.contains(&Grant::CreateSession));
         assert!(none.contains(&Grant::Logmining));
         assert!(none.contains(&Grant::SelectAnyTransaction));
         assert!(none.contains(&Grant::SelectOnView("V$LOGMNR_CONTENTS".into())));
+        assert!(none.contains(&Grant::SelectOnView("GV$TRANSACTION".into())));
+        assert!(none.contains(&Grant::SelectOnView("DBA_CONSTRAINTS".into())));
+        assert!(!none.contains(&Grant::SelectOnView("CDB_OBJECTS".into())));
         assert!(none.contains(&Grant::Flashback(orders.clone())));
+        assert!(none.contains(&Grant::ExecuteDbmsLogmnr));
         assert!(none.contains(&Grant::ExecuteDbmsLogmnrD));
-        assert_eq!(none.len(), 2 + CAPTURE_VIEWS.len() + 2 + 1);
+        assert_eq!(none.len(), 3 + views.len() + 2 + 2);
+        let cdb = SessionGrants::default().missing(&tables, true);
+        assert!(cdb.contains(&Grant::SelectOnView("CDB_OBJECTS".into())));
+        assert!(cdb.contains(&Grant::SelectOnView("V$PDBS".into())));
+        assert!(!cdb.contains(&Grant::SelectOnView("DBA_OBJECTS".into())));
 
+        let session = || vec!["CREATE SESSION".to_owned()];
         let granted = SessionGrants {
-            privileges: vec!["LOGMINING".into(), "SELECT ANY TRANSACTION".into()],
+            privileges: [
+                session(),
+                vec!["LOGMINING".into(), "SELECT ANY TRANSACTION".into()],
+            ]
+            .concat(),
             roles: vec!["SELECT_CATALOG_ROLE".into(), "EXECUTE_CATALOG_ROLE".into()],
             object_privileges: vec![obj("APP", "ORDERS", "FLASHBACK")],
         };
-        assert_eq!(granted.missing(&tables), vec![Grant::Flashback(codes)]);
+        assert_eq!(
+            granted.missing(&tables, false),
+            vec![Grant::Flashback(codes)]
+        );
 
-        let direct_views = SessionGrants {
-            privileges: vec![
-                "LOGMINING".into(),
-                "SELECT ANY TRANSACTION".into(),
-                "FLASHBACK ANY TABLE".into(),
-            ],
+        let direct = SessionGrants {
+            privileges: [
+                session(),
+                vec![
+                    "LOGMINING".into(),
+                    "SELECT ANY TRANSACTION".into(),
+                    "FLASHBACK ANY TABLE".into(),
+                ],
+            ]
+            .concat(),
             roles: vec![],
-            object_privileges: CAPTURE_VIEWS
+            object_privileges: views
                 .iter()
-                .filter(|v| **v != "V$THREAD")
+                .filter(|v| !["V$THREAD", "GV$SESSION", "DBA_LOG_GROUPS"].contains(v))
                 .map(|v| obj("SYS", &v.replacen("V$", "V_$", 1), "SELECT"))
-                .chain([obj("SYS", "DBMS_LOGMNR_D", "EXECUTE")])
+                .chain([
+                    obj("SYS", "DBMS_LOGMNR_D", "EXECUTE"),
+                    obj("SYS", "DBMS_LOGMNR", "EXECUTE"),
+                ])
                 .collect(),
         };
         assert_eq!(
-            direct_views.missing(&tables),
-            vec![Grant::SelectOnView("V$THREAD".into())]
+            direct.missing(&tables, false),
+            vec![
+                Grant::SelectOnView("V$THREAD".into()),
+                Grant::SelectOnView("GV$SESSION".into()),
+                Grant::SelectOnView("DBA_LOG_GROUPS".into()),
+            ]
         );
+        // the packages each by its own grant
+        let only_builds = SessionGrants {
+            object_privileges: vec![obj("SYS", "DBMS_LOGMNR_D", "EXECUTE")],
+            ..granted.clone()
+        };
+        let lacked = SessionGrants {
+            roles: vec!["SELECT_CATALOG_ROLE".into()],
+            ..only_builds
+        }
+        .missing(&[], false);
+        assert_eq!(lacked, vec![Grant::ExecuteDbmsLogmnr]);
 
         let dba = SessionGrants {
             roles: vec!["DBA".into()],
             ..SessionGrants::default()
         };
-        assert!(dba.missing(&tables).is_empty());
+        assert!(dba.missing(&tables, false).is_empty());
+    }
+
+    /// The view names a statement's text holds: words that start `V$`, `GV$`, `DBA_`, `CDB_`.
+    fn views_named(text: &str) -> BTreeSet<String> {
+        text.split(|c: char| !(c.is_ascii_alphanumeric() || c == '$' || c == '_' || c == '#'))
+            .filter(|w| {
+                ["V$", "GV$", "DBA_", "CDB_"]
+                    .iter()
+                    .any(|p| w.starts_with(p))
+            })
+            .map(str::to_owned)
+            .collect()
+    }
+
+    #[test]
+    fn each_read_names_the_views_its_statements_read() {
+        for is_cdb in [false, true] {
+            for read in PreflightRead::ALL {
+                let named: BTreeSet<String> = statements(read, is_cdb)
+                    .iter()
+                    .flat_map(|s| views_named(s))
+                    .collect();
+                let said: BTreeSet<String> =
+                    read.views(is_cdb).iter().map(|v| (*v).to_owned()).collect();
+                assert_eq!(named, said, "{read:?} (CDB {is_cdb})");
+            }
+        }
+    }
+
+    /// The grant list is what the connector reads: every view named in the connector's
+    /// statements (`sql.rs`, `snapshot_sql.rs`; comments and tests left out) against
+    /// [`connector_views`] of a CDB and of a non-CDB.
+    #[test]
+    fn the_grants_checked_are_the_views_the_connector_reads() {
+        let mut read = BTreeSet::new();
+        for source in [include_str!("sql.rs"), include_str!("snapshot_sql.rs")] {
+            let code = source.split("#[cfg(test)]").next().unwrap_or(source);
+            for line in code.lines() {
+                let line = line.trim_start();
+                if !line.starts_with("//") {
+                    read.extend(views_named(line));
+                }
+            }
+        }
+        // read when it may be: a PDB's own supplemental logging, detail for the schema topic
+        // (the connector goes on with the CDB's when it is refused)
+        assert!(read.remove("CDB_SUPPLEMENTAL_LOGGING"));
+        let listed: BTreeSet<String> = connector_views(false)
+            .chain(connector_views(true))
+            .map(str::to_owned)
+            .collect();
+        assert_eq!(read, listed);
+    }
+
+    #[test]
+    fn the_session_container_says_whether_it_is_a_cdb() {
+        assert!(!in_cdb("0"));
+        assert!(in_cdb("1"));
+        assert!(in_cdb(" 3 "));
+        assert!(!in_cdb(""));
     }
 
     #[test]
@@ -236,5 +382,31 @@ mod tests {
         }
         assert!(PARAMETER.contains(":1"));
         assert!(USABLE_KEYS.contains("NULLABLE = 'Y'"));
+    }
+
+    #[test]
+    fn statements_without_binds_take_no_value_from_outside() {
+        // what varies (owner, table, parameter name) is bound; these take nothing at all
+        for stmt in [
+            DATABASE,
+            THREADS,
+            SESSION_CONTAINER,
+            USER,
+            SESSION_PRIVS,
+            SESSION_ROLES,
+            USER_TAB_PRIVS,
+            VERSION,
+            LOG_SWITCHES,
+            OLDEST_ARCHIVED_LOG,
+        ] {
+            let binds = stmt
+                .match_indices(':')
+                .filter(|(i, _)| stmt[i + 1..].starts_with(|c: char| c.is_ascii_digit()))
+                .count();
+            assert_eq!(binds, 0, "{stmt}");
+            assert!(stmt.starts_with("SELECT "), "read-only: {stmt}");
+        }
+        assert!(DATABASE.ends_with("DATABASE_ROLE, OPEN_MODE FROM V$DATABASE"));
+        assert!(THREADS.contains("ENABLED <> 'DISABLED'"));
     }
 }
