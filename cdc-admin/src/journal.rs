@@ -15,6 +15,7 @@
 //!      no chunk 0 left (its tombstones were under way) ──────────► orphaned, the transaction ended
 //!      otherwise live: listed; a gap, or a chunk that does not read or check ─► CDC-4002 at restart
 //!  JournalReport ─► render_text (largest first) | to_json
+//!      restart(): Stops (CDC-4002: exit 1) | Rebuilds | FirstStart (no offset stored)
 //! ```
 //!
 //! It reads `read_committed`, as the connector's rebuild does (`cdc_journal::kafka`): chunks
@@ -24,8 +25,11 @@
 //! Whether a transaction is rebuilt also depends on the connector's stored position: chunks of
 //! a generation newer than the position's `journal_generation` were never acknowledged
 //! ([`inspect_acknowledged`] takes it; [`inspect`] reports the generations seen without judging
-//! them), and a transaction whose last journaled row is before the restart's mining start ended
-//! before it (that is not judged here: the mining start needs the database).
+//! them); without a stored position the next start is a first start, which tombstones every
+//! chunk (a record without a readable key stops it all the same); and a transaction whose last
+//! journaled row is before the restart's mining start ended before it (that is not judged
+//! here: the mining start needs the database, so a damaged payload of such a transaction is
+//! reported as a stop that the restart would not make).
 //!
 //! # Error handling
 //!
@@ -78,31 +82,79 @@ impl JournalInspectError {
     }
 }
 
+/// What the connector's stored position says of the journal, as far as it is known.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Acknowledged {
+    /// The stored offset's `journal_generation`: chunks of a newer one were never
+    /// acknowledged, and a restart tombstones them.
+    Generation(u64),
+    /// The connector stores no offset: its next start is a first start, which tombstones
+    /// every chunk and rebuilds none.
+    NoOffset,
+    /// The connector was not asked or did not answer: generations are listed, not judged.
+    Unknown,
+}
+
+impl Acknowledged {
+    fn generation(self) -> Option<u64> {
+        match self {
+            Acknowledged::Generation(generation) => Some(generation),
+            Acknowledged::NoOffset | Acknowledged::Unknown => None,
+        }
+    }
+}
+
+/// What a restart would make of the journal, under rebuild.rs's rules.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Restart {
+    /// It rebuilds every open transaction listed (or there is none).
+    Rebuilds,
+    /// It stops with CDC-4002 at a transaction with a gap or a damaged chunk, or at a record
+    /// without a readable key.
+    Stops,
+    /// No offset is stored: the next start is a first start, which tombstones every chunk.
+    FirstStart,
+}
+
+impl Restart {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Restart::Rebuilds => "rebuilds",
+            Restart::Stops => "stops",
+            Restart::FirstStart => "first_start",
+        }
+    }
+
+    /// The exit status of `journal inspect`: 1 when a restart would stop, else 0.
+    pub fn exit_status(self) -> u8 {
+        match self {
+            Restart::Stops => 1,
+            Restart::Rebuilds | Restart::FirstStart => 0,
+        }
+    }
+}
+
 /// Reads the journal topic of the connector `config` describes, from the brokers it names (or
 /// `bootstrap_override`), without judging generations (see the module docs).
 pub fn inspect(
     config: &CdcConfig,
     bootstrap_override: Option<&str>,
 ) -> Result<JournalReport, JournalInspectError> {
-    inspect_acknowledged(config, bootstrap_override, None)
+    inspect_acknowledged(config, bootstrap_override, Acknowledged::Unknown)
 }
 
-/// [`inspect`], with the generation of the connector's stored position
-/// (`journal_generation` of its offset): chunks of a newer generation were never acknowledged
-/// and are reported orphaned, as a restart tombstones them.
+/// [`inspect`], with what the connector's stored position says: its `journal_generation`
+/// (chunks of a newer generation were never acknowledged and are reported orphaned, as a
+/// restart tombstones them), or that none is stored (a first start rebuilds nothing).
 pub fn inspect_acknowledged(
     config: &CdcConfig,
     bootstrap_override: Option<&str>,
-    acknowledged_generation: Option<u64>,
+    acknowledged: Acknowledged,
 ) -> Result<JournalReport, JournalInspectError> {
     let (bootstrap, props) = kafka_clients(config, bootstrap_override)?;
     let topic = config.topics.txjournal.clone();
     let server = cdc_journal::JournalSettings::from_config(config).server;
-    let mut scan = JournalScan::new(
-        &server,
-        JournalConverter::from_config(config),
-        acknowledged_generation,
-    );
+    let mut scan = JournalScan::new(&server, JournalConverter::from_config(config), acknowledged);
     let kafka = |source| JournalInspectError::Kafka {
         topic: topic.clone(),
         source,
@@ -150,8 +202,8 @@ pub struct JournalReport {
     pub topic: String,
     /// The connector's `server` (`cdc.topic.prefix`): the records of others are skipped.
     pub server: String,
-    /// The generation of the stored position, when it was given.
-    pub acknowledged_generation: Option<u64>,
+    /// What the stored position says, as far as it is known.
+    pub acknowledged: Acknowledged,
     pub totals: JournalTotals,
     /// The open transactions a restart would rebuild, largest first.
     pub transactions: Vec<JournalTransaction>,
@@ -258,6 +310,65 @@ pub struct ChunkFinding {
 }
 
 impl JournalReport {
+    /// What a restart would make of the journal: a record without a readable key stops every
+    /// start; without a stored offset nothing else is read; otherwise a listed transaction
+    /// with a gap or a damaged chunk stops it.
+    pub fn restart(&self) -> Restart {
+        if self
+            .findings
+            .iter()
+            .any(|f| f.stops_restart && f.key.is_none())
+        {
+            return Restart::Stops;
+        }
+        if self.acknowledged == Acknowledged::NoOffset {
+            return Restart::FirstStart;
+        }
+        if self.transactions.iter().any(|tx| self.stops_at(tx))
+            || self.findings.iter().any(|f| f.stops_restart)
+        {
+            Restart::Stops
+        } else {
+            Restart::Rebuilds
+        }
+    }
+
+    /// Whether a restart stops at `tx`: a first start tombstones it unread.
+    fn stops_at(&self, tx: &JournalTransaction) -> bool {
+        tx.stops_restart() && self.acknowledged != Acknowledged::NoOffset
+    }
+
+    /// The line that says what a restart would do; a stop with its code, action and runbook.
+    fn restart_line(&self) -> String {
+        match self.restart() {
+            Restart::Rebuilds => format!(
+                "restart: rebuilds {} open transaction(s) from the journal",
+                self.transactions.len()
+            ),
+            Restart::FirstStart => "restart: no offset is stored, so the next start is a first \
+                                    start: it tombstones every chunk and rebuilds none"
+                .to_owned(),
+            Restart::Stops => {
+                let unjudged = match self.acknowledged {
+                    Acknowledged::Unknown => {
+                        " (generations not judged: a chunk of a newer one would be tombstoned)"
+                    }
+                    Acknowledged::Generation(_) | Acknowledged::NoOffset => "",
+                };
+                let stop = CdcError::new(
+                    CdcCode::JournalCorruption,
+                    format!(
+                        "a restart stops here: the journal misses a chunk of an open \
+                         transaction, or holds one or a key that does not read{unjudged}"
+                    ),
+                );
+                format!("restart: {stop}")
+            }
+        }
+    }
+}
+
+impl JournalReport {
     /// The report for a person: the totals, the transactions largest first, the findings.
     pub fn render_text(&self) -> String {
         let t = &self.totals;
@@ -283,11 +394,14 @@ impl JournalReport {
             t.damaged,
             t.orphaned
         );
-        match self.acknowledged_generation {
-            Some(generation) => {
+        match self.acknowledged {
+            Acknowledged::Generation(generation) => {
                 let _ = writeln!(out, "acknowledged generation: {generation}");
             }
-            None => {
+            Acknowledged::NoOffset => {
+                let _ = writeln!(out, "acknowledged generation: none (no offset is stored)");
+            }
+            Acknowledged::Unknown => {
                 let _ = writeln!(
                     out,
                     "acknowledged generation: not given (newer generations are not judged)"
@@ -322,7 +436,7 @@ impl JournalReport {
             let stopping: Vec<String> = self
                 .transactions
                 .iter()
-                .filter(|tx| tx.stops_restart())
+                .filter(|tx| self.stops_at(tx))
                 .map(|tx| tx.tx.to_string())
                 .collect();
             if !stopping.is_empty() {
@@ -355,6 +469,9 @@ impl JournalReport {
                 );
             }
         }
+        out.push('\n');
+        out.push_str(&self.restart_line());
+        out.push('\n');
         out
     }
 
@@ -365,7 +482,16 @@ impl JournalReport {
             "topic": self.topic,
             "server": self.server,
             "isolation": "read_committed",
-            "acknowledged_generation": self.acknowledged_generation,
+            "acknowledged_generation": self.acknowledged.generation(),
+            "offset_stored": match self.acknowledged {
+                Acknowledged::Generation(_) => Some(true),
+                Acknowledged::NoOffset => Some(false),
+                Acknowledged::Unknown => None,
+            },
+            "restart": {
+                "status": self.restart().as_str(),
+                "code": (self.restart() == Restart::Stops).then(|| CdcCode::JournalCorruption.id()),
+            },
             "totals": {
                 "partitions": t.partitions,
                 "records_read": t.records_read,
@@ -404,7 +530,7 @@ impl JournalReport {
                 "username": tx.username,
                 "damaged_chunks": tx.damaged_chunks,
                 "tombstones": tx.tombstones,
-                "stops_restart": tx.stops_restart(),
+                "stops_restart": self.stops_at(tx),
             })).collect::<Vec<_>>(),
             "findings": self.findings.iter().map(|f| json!({
                 "partition": f.partition,
@@ -503,7 +629,7 @@ struct Live {
 pub struct JournalScan {
     server: String,
     converter: JournalConverter,
-    acknowledged_generation: Option<u64>,
+    acknowledged: Acknowledged,
     partitions: BTreeSet<i32>,
     totals: JournalTotals,
     live: BTreeMap<JournalKey, Live>,
@@ -520,12 +646,12 @@ impl JournalScan {
     pub fn new(
         server: &str,
         converter: JournalConverter,
-        acknowledged_generation: Option<u64>,
+        acknowledged: Acknowledged,
     ) -> JournalScan {
         JournalScan {
             server: server.to_owned(),
             converter,
-            acknowledged_generation,
+            acknowledged,
             partitions: BTreeSet::new(),
             totals: JournalTotals::default(),
             live: BTreeMap::new(),
@@ -596,7 +722,7 @@ impl JournalScan {
     pub fn finish(self, topic: &str) -> JournalReport {
         let JournalScan {
             server,
-            acknowledged_generation,
+            acknowledged,
             partitions,
             mut totals,
             live,
@@ -606,6 +732,7 @@ impl JournalScan {
             ..
         } = self;
         totals.partitions = u32::try_from(partitions.len()).unwrap_or(u32::MAX);
+        let acknowledged_generation = acknowledged.generation();
         let mut findings = Vec::new();
         for at in keyless {
             findings.push(damaged_finding(at, None, "it has no key".to_owned(), true));
@@ -703,6 +830,13 @@ impl JournalScan {
             .filter(|tx| !with_chunks.contains(tx))
             .count() as u64;
         transactions.sort_by(|a, b| b.bytes.cmp(&a.bytes).then(a.tx.cmp(&b.tx)));
+        if acknowledged == Acknowledged::NoOffset {
+            // a first start tombstones every chunk without reading it: only a record without
+            // a readable key stops it
+            for finding in findings.iter_mut().filter(|f| f.key.is_some()) {
+                finding.stops_restart = false;
+            }
+        }
         findings.sort_by_key(|f| (f.partition, f.offset));
         totals.live_transactions = transactions.len() as u64;
         totals.live_chunks = transactions.iter().map(|t| t.chunks.len() as u64).sum();
@@ -718,7 +852,7 @@ impl JournalScan {
         JournalReport {
             topic: topic.to_owned(),
             server,
-            acknowledged_generation,
+            acknowledged,
             totals,
             transactions,
             findings,
@@ -872,7 +1006,7 @@ mod tests {
         JournalReport {
             topic: "ORCL.cdc.txjournal".to_owned(),
             server: "ORCL".to_owned(),
-            acknowledged_generation: Some(2),
+            acknowledged: Acknowledged::Generation(2),
             totals: JournalTotals {
                 partitions: 1,
                 records_read: 9,
@@ -912,8 +1046,56 @@ a restart stops with CDC-4002 at: 3:2.7.1002 (a gap or a damaged chunk)
 
 damaged or orphaned records:
   partition 0 offset 7 (damaged): the record: its key cannot be read: it is not JSON (a restart stops with CDC-4002)
+
+restart: [CDC-4002] a restart stops here: the journal misses a chunk of an open transaction, or holds one or a key that does not read. Operator action: {action}. Runbook: {runbook}
 ";
+        let code = CdcCode::JournalCorruption;
+        let expected = expected
+            .replace("{action}", code.operator_action())
+            .replace("{runbook}", code.runbook());
         assert_eq!(text, expected);
+    }
+
+    #[test]
+    fn a_restart_stops_at_a_gap_a_damaged_chunk_or_an_unreadable_key() {
+        let clean = || JournalReport {
+            transactions: vec![transaction(1, 3, 3 << 20)],
+            findings: vec![],
+            ..report()
+        };
+        assert_eq!(clean().restart(), Restart::Rebuilds);
+        assert_eq!(clean().restart().exit_status(), 0);
+        assert!(
+            clean()
+                .render_text()
+                .ends_with("\nrestart: rebuilds 1 open transaction(s) from the journal\n")
+        );
+        assert_eq!(
+            clean().to_json()["restart"],
+            json!({"status": "rebuilds", "code": null})
+        );
+
+        let mut gapped = clean();
+        gapped.transactions[0].gaps = vec![1];
+        assert_eq!(gapped.restart(), Restart::Stops);
+        assert_eq!(gapped.restart().exit_status(), 1);
+        assert_eq!(
+            gapped.to_json()["restart"],
+            json!({"status": "stops", "code": "CDC-4002"})
+        );
+        // a first start tombstones the transaction unread
+        gapped.acknowledged = Acknowledged::NoOffset;
+        assert_eq!(gapped.restart(), Restart::FirstStart);
+        assert_eq!(gapped.to_json()["transactions"][0]["stops_restart"], false);
+        assert_eq!(gapped.to_json()["offset_stored"], false);
+        assert!(!gapped.render_text().contains("stops with CDC-4002 at"));
+
+        // a key that does not read stops a first start too
+        let mut keyless = report();
+        keyless.acknowledged = Acknowledged::NoOffset;
+        assert_eq!(keyless.restart(), Restart::Stops);
+        keyless.findings.clear();
+        assert_eq!(keyless.restart(), Restart::FirstStart);
     }
 
     #[test]
@@ -980,7 +1162,7 @@ damaged or orphaned records:
 
     #[test]
     fn the_scan_lists_the_largest_first_and_names_gaps_and_superseded_chunks() {
-        let mut scan = JournalScan::new("ORCL", JournalConverter::Tolerant, None);
+        let mut scan = JournalScan::new("ORCL", JournalConverter::Tolerant, Acknowledged::Unknown);
         let records = [
             stored_chunk(tx(1), 0, 1, 1),
             stored_chunk(tx(2), 0, 1, 5),

@@ -7,6 +7,7 @@ use std::time::Duration;
 use cdc_admin::cli::{Cli, Command, JournalCommand, OffsetsCommand};
 use cdc_admin::context::{self, CALL_TIMEOUT};
 use cdc_admin::error::EXIT_USAGE;
+use cdc_admin::journal::Acknowledged;
 use cdc_admin::offsets::{self, OpsWriter, SetRequest, Stored};
 use cdc_admin::rest::ConnectClient;
 use cdc_admin::signals::{self, GapCheck, PastGap, ResnapshotRequest};
@@ -197,17 +198,20 @@ fn run(cli: &Cli) -> Result<u8, AdminError> {
         Command::Journal(JournalCommand::Inspect) => {
             let config = config()?;
             // with the stored offset's generation, chunks written after it are named orphaned
-            // (never acknowledged); without a reachable connector the generations are listed
-            let generation = rest
+            // (never acknowledged); with no offset stored the next start is a first start;
+            // without a reachable connector the generations are listed
+            let acknowledged = match rest
                 .resolve(g.name.as_deref())
                 .and_then(|name| offsets::read_position(&rest, &name, &config))
-                .ok()
-                .flatten()
-                .map(|p| p.journal_generation);
+            {
+                Ok(Some(position)) => Acknowledged::Generation(position.journal_generation),
+                Ok(None) => Acknowledged::NoOffset,
+                Err(_) => Acknowledged::Unknown,
+            };
             let report = cdc_admin::journal::inspect_acknowledged(
                 &config,
                 g.bootstrap.as_deref(),
-                generation,
+                acknowledged,
             )
             .map_err(|e| match e {
                 cdc_admin::journal::JournalInspectError::NoBrokers => {
@@ -216,7 +220,8 @@ fn run(cli: &Cli) -> Result<u8, AdminError> {
                 other => AdminError::Kafka(other.to_string()),
             })?;
             emit(g.json, &report.render_text(), &report.to_json());
-            Ok(0)
+            // 1 when a restart would stop with CDC-4002
+            Ok(report.restart().exit_status())
         }
         Command::Check(args) => {
             let Some(path) = g.config.as_deref() else {

@@ -104,6 +104,9 @@ fn transactions_and_journal_inspect_show_the_long_open_transactions() {
     );
     assert_eq!(report["totals"]["damaged"], 0, "{report}");
     assert_eq!(report["totals"]["orphaned"], 0, "{report}");
+    // the connector answered with its stored offset: a restart rebuilds the four
+    assert_eq!(report["offset_stored"], true, "{report}");
+    assert_eq!(report["restart"]["status"], "rebuilds", "{report}");
     let journaled: BTreeSet<String> = report["transactions"]
         .as_array()
         .unwrap()

@@ -6,20 +6,27 @@
 //! (`CI` set), where a missing broker is a failure.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+use std::process::Command;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
 use cdc_admin::journal::{
-    FindingKind, JournalInspectError, JournalReport, inspect, inspect_acknowledged,
+    Acknowledged, FindingKind, JournalInspectError, JournalReport, Restart, inspect,
+    inspect_acknowledged,
 };
 use cdc_core::change::{ChangeOp, ColumnValue, RowChange};
 use cdc_core::config::{CdcConfig, Config};
-use cdc_core::{CdcCode, ChangeEvent, ConId, ConXid, RedoAddr, RsId, Scn, TableId, Value, Xid};
+use cdc_core::{
+    CdcCode, CdcError, ChangeEvent, ConId, ConXid, RedoAddr, RsId, Scn, TableId, Value, Xid,
+};
 use cdc_journal::kafka::{KafkaJournal, client_config, create_compacted_topic};
 use cdc_journal::{
-    Chunk, ChunkMeta, EncodedRecord, JournalKey, JournalRecord, JournalStore, PayloadBuilder,
+    Chunk, ChunkMeta, EncodedRecord, JournalConverter, JournalKey, JournalRecord, JournalSettings,
+    JournalStore, JournalWriter, PayloadBuilder, RebuildFrom,
 };
+use cdc_offset::rules::JournalRule;
+use cdc_offset::{DbIdentity, Position, ResumePoint};
 use rdkafka::producer::{BaseProducer, BaseRecord, Producer};
 
 const SERVER: &str = "ORCL";
@@ -221,7 +228,8 @@ fn inspect_reports_the_live_transactions_and_names_damaged_and_orphaned_chunks()
         ("cdc.txjournal.topic", &topic),
         ("cdc.kafka.bootstrap.servers", &broker),
     ]);
-    let report = inspect_acknowledged(&configured, None, Some(2)).expect("the journal inspected");
+    let report = inspect_acknowledged(&configured, None, Acknowledged::Generation(2))
+        .expect("the journal inspected");
     println!("{}", report.render_text());
 
     let t = &report.totals;
@@ -306,6 +314,9 @@ fn inspect_reports_the_live_transactions_and_names_damaged_and_orphaned_chunks()
     assert_eq!(bad_key.key, None);
     assert!(bad_key.reason.contains("key"), "{}", bad_key.reason);
 
+    // t5's damaged chunk and the record whose key does not read stop a restart
+    assert_eq!(report.restart(), Restart::Stops);
+
     // the text and the JSON name them too
     let text = report.render_text();
     assert!(text.contains("partition 1 offset 0 (damaged)"), "{text}");
@@ -364,4 +375,246 @@ fn a_client_property_value_is_never_shown() {
     assert!(!shown.contains(secret), "{shown}");
     assert!(shown.contains("socket.timeout.ms"), "{shown}");
     assert_eq!(error.code(), Some(CdcCode::KafkaClientSetup));
+}
+
+/// The connector's own rebuild over `topic`: a restart from a position of `generation` that
+/// mines from before every journaled row (so every open transaction is rebuilt, none ended
+/// before it), or with `None` a first start.
+fn connector_rebuild(broker: &str, topic: &str, generation: Option<u64>) -> Result<(), CdcError> {
+    let spill = tempfile::tempdir().expect("a spill directory");
+    let mut buffer = cdc_buffer::TransactionBuffer::open(cdc_buffer::BufferSettings {
+        memory_max_bytes: 64 << 20,
+        spill_dir: spill.path().to_owned(),
+        spill_max_bytes: 1 << 30,
+    })
+    .expect("a buffer");
+    let mining_start = RedoAddr::MIN;
+    let rule = generation.map(|generation| {
+        let position = Position::new(
+            ResumePoint::from_scn(Scn(1)),
+            DbIdentity::new(1, Scn(1)),
+            generation,
+        );
+        JournalRule::new(&position, mining_start)
+    });
+    let mut writer = JournalWriter::new(JournalSettings::new(SERVER), generation.unwrap_or(0) + 1);
+    let mut store = KafkaJournal::new(broker, &[], topic).expect("a Kafka journal");
+    cdc_journal::rebuild(
+        &mut store,
+        RebuildFrom {
+            server: SERVER,
+            converter: JournalConverter::Tolerant,
+            rule: rule.as_ref(),
+            mining_start,
+            load_dir: spill.path(),
+        },
+        &mut buffer,
+        &mut writer,
+    )
+    .map(|_| ())
+}
+
+/// A record written as bytes: key, value.
+type RawRecord<'a> = (&'a [u8], &'a [u8]);
+
+/// A journal topic holding `records` (and, raw, `raw` after them), on partition 0.
+fn journal_topic(
+    broker: &str,
+    test: &str,
+    records: &[JournalRecord],
+    raw: &[RawRecord<'_>],
+) -> String {
+    let topic = unique_topic(test);
+    create_compacted_topic(broker, &[], &topic, 1).expect("the journal topic");
+    let written: Vec<EncodedRecord> = records
+        .iter()
+        .map(|r| EncodedRecord::of(r, false))
+        .collect();
+    let mut journal = KafkaJournal::new(broker, &[], &topic).expect("a Kafka journal");
+    journal.write(&written).expect("the journal written");
+    if !raw.is_empty() {
+        let producer: BaseProducer = client_config(broker, &[])
+            .set("enable.idempotence", "true")
+            .create()
+            .expect("a producer");
+        for (key, value) in raw {
+            producer
+                .send(
+                    BaseRecord::to(&topic)
+                        .partition(0)
+                        .key(*key)
+                        .payload(*value),
+                )
+                .map_err(|(e, _)| e)
+                .expect("send");
+        }
+        producer.flush(Duration::from_secs(30)).expect("flush");
+    }
+    topic
+}
+
+/// A chunk whose payload's last byte is flipped: its CRC32 fails.
+fn damaged_chunk(tx: ConXid, number: u32) -> JournalRecord {
+    let mut record = chunk(SERVER, tx, number, 1, 3, 100);
+    if let Some(chunk) = record.chunk.as_mut() {
+        let chunk = Arc::make_mut(chunk);
+        let last = chunk.payload.len() - 1;
+        chunk.payload[last] ^= 0xff;
+    }
+    record
+}
+
+/// `journal inspect`'s verdict is the connector's: each journal is inspected, and rebuilt by
+/// the connector's own rebuild from the same topic; a restart stops (CDC-4002) exactly when
+/// the rebuild fails, at a restart and at a first start.
+#[test]
+fn the_verdict_is_what_the_connectors_rebuild_does() {
+    let Some(broker) = broker() else { return };
+    let (t1, t2) = (tx(1), tx(2));
+    let whole = || {
+        vec![
+            chunk(SERVER, t1, 0, 1, 2, 100),
+            chunk(SERVER, t1, 1, 1, 2, 100),
+            chunk(SERVER, t2, 0, 1, 1, 100),
+        ]
+    };
+    let mut gap = whole();
+    gap.push(chunk(SERVER, t1, 3, 1, 1, 100));
+    let mut damaged = whole();
+    damaged.push(damaged_chunk(t2, 1));
+    // a chunk written by a start that never committed an offset (generation 2), damaged
+    let mut newer = whole();
+    let mut unacknowledged = damaged_chunk(t2, 1);
+    unacknowledged.key.generation = 2;
+    newer.push(unacknowledged);
+    let journals: [(&str, Vec<JournalRecord>, &[RawRecord<'_>]); 5] = [
+        ("whole", whole(), &[]),
+        ("gap", gap, &[]),
+        ("damaged", damaged, &[]),
+        ("newer", newer, &[]),
+        ("badkey", whole(), &[(b"not a key", b"{}")]),
+    ];
+    for (name, records, raw) in journals {
+        let topic = journal_topic(&broker, name, &records, raw);
+        let configured = config(&[
+            ("cdc.txjournal.topic", &topic),
+            ("cdc.kafka.bootstrap.servers", &broker),
+        ]);
+        for (acknowledged, generation) in [
+            (Acknowledged::Generation(1), Some(1)),
+            (Acknowledged::NoOffset, None),
+        ] {
+            let report = inspect_acknowledged(&configured, None, acknowledged)
+                .expect("the journal inspected");
+            let rebuilt = connector_rebuild(&broker, &topic, generation);
+            if let Err(stop) = &rebuilt {
+                assert_eq!(stop.code(), CdcCode::JournalCorruption, "{name}: {stop}");
+            }
+            assert_eq!(
+                report.restart() == Restart::Stops,
+                rebuilt.is_err(),
+                "{name}, {acknowledged:?}: the rebuild gave {rebuilt:?}\n{}",
+                report.render_text()
+            );
+            if generation.is_none() && rebuilt.is_ok() {
+                assert_eq!(report.restart(), Restart::FirstStart, "{name}");
+            }
+        }
+    }
+}
+
+/// `journal inspect` through the binary: exit 1 and the status in the JSON when a restart
+/// would stop, 0 when it would rebuild cleanly. The connector's REST API does not answer
+/// (`--connect` to a closed port): the generations are listed without being judged.
+#[test]
+fn the_exit_status_says_whether_a_restart_would_stop() {
+    let Some(broker) = broker() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let run = |topic: &str, json: bool| {
+        let file = dir.path().join("connector.properties");
+        std::fs::write(
+            &file,
+            format!(
+                "name=journal-exit\ncdc.source=sim\ncdc.topic.prefix={SERVER}\n\
+                 cdc.tables.include=.*\ncdc.txjournal.topic={topic}\n\
+                 cdc.kafka.bootstrap.servers={broker}\n"
+            ),
+        )
+        .unwrap();
+        let mut command = Command::new(env!("CARGO_BIN_EXE_oracle-cdc-admin"));
+        command
+            .args([
+                "journal",
+                "inspect",
+                "--connect",
+                "http://127.0.0.1:1",
+                "--config",
+            ])
+            .arg(&file);
+        if json {
+            command.arg("--json");
+        }
+        let output = command.output().unwrap();
+        (
+            output.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&output.stdout).into_owned(),
+        )
+    };
+    let (t1, t2) = (tx(1), tx(2));
+    let clean = journal_topic(
+        &broker,
+        "exitclean",
+        &[
+            chunk(SERVER, t1, 0, 1, 2, 100),
+            chunk(SERVER, t1, 1, 1, 2, 100),
+        ],
+        &[],
+    );
+    let (code, out) = run(&clean, true);
+    assert_eq!(code, 0, "{out}");
+    let json: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(json["restart"]["status"], "rebuilds", "{json}");
+    assert_eq!(json["restart"]["code"], serde_json::Value::Null, "{json}");
+    assert_eq!(json["offset_stored"], serde_json::Value::Null, "{json}");
+    let (code, out) = run(&clean, false);
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("restart: rebuilds 1 open transaction(s)"),
+        "{out}"
+    );
+
+    // chunk 1 of t2 missing
+    let gapped = journal_topic(
+        &broker,
+        "exitgap",
+        &[
+            chunk(SERVER, t1, 0, 1, 2, 100),
+            chunk(SERVER, t2, 0, 1, 1, 100),
+            chunk(SERVER, t2, 2, 1, 1, 100),
+        ],
+        &[],
+    );
+    let (code, out) = run(&gapped, true);
+    assert_eq!(code, 1, "{out}");
+    let json: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(json["restart"]["status"], "stops", "{json}");
+    assert_eq!(json["restart"]["code"], "CDC-4002", "{json}");
+    let stopping: Vec<&serde_json::Value> = json["transactions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|t| t["stops_restart"] == true)
+        .collect();
+    assert_eq!(stopping.len(), 1, "{json}");
+    assert_eq!(stopping[0]["xid"], t2.xid.to_string());
+    let (code, out) = run(&gapped, false);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains(&format!("a restart stops with CDC-4002 at: {t2}")),
+        "{out}"
+    );
+    assert!(
+        out.contains("restart: [CDC-4002]") && out.contains("Runbook:"),
+        "{out}"
+    );
 }
