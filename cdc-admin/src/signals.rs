@@ -260,7 +260,7 @@ pub enum GapCheck {
     /// signal as always, with a warning that a restart stops.
     RunningPast(String),
     /// Gone, in front of a stopped or failed connector: the move past it.
-    Gap(Gap),
+    Gap(Box<Gap>),
 }
 
 impl GapCheck {
@@ -338,11 +338,11 @@ pub fn check_gap(
             report.code.map_or("CDC-2002", |c| c.id()),
         )));
     }
-    Ok(GapCheck::Gap(Gap {
+    Ok(GapCheck::Gap(Box::new(Gap {
         position,
         report,
         source,
-    }))
+    })))
 }
 
 /// How `resnapshot` moves past a gap.
@@ -368,7 +368,7 @@ pub fn resnapshot_past_gap(
     name: &str,
     client: &ClientConfig,
     config: &CdcConfig,
-    gap: Gap,
+    gap: Box<Gap>,
     request: &ResnapshotRequest,
     past: &PastGap,
     progress: &mut dyn Write,
@@ -378,7 +378,7 @@ pub fn resnapshot_past_gap(
         position,
         report,
         mut source,
-    } = gap;
+    } = *gap;
     let problem = report.problem.clone().unwrap_or_default();
     let code = report.code.map_or("CDC-2002", |c| c.id());
     let from = position.resume.scn;
