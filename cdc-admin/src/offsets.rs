@@ -574,7 +574,9 @@ pub fn replacement(
                     "the stored offset belongs to {stored}, but the database is {database} \
                      (CDC-5001): an offset of one database or incarnation cannot be used on \
                      another. Check --config; to capture this database from scratch, delete \
-                     the offset (DELETE /connectors/NAME/offsets while STOPPED) instead"
+                     the offset (DELETE /connectors/NAME/offsets while STOPPED) instead. \
+                     Runbook: {}",
+                    cdc_core::CdcCode::Topology.runbook()
                 )));
             }
             kept.push(format!(
