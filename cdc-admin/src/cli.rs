@@ -17,7 +17,7 @@ inside it, and check a database before the first start.\n\nIt talks to the runni
 through its REST API (--connect), to Kafka for the topics it reads and writes (--bootstrap, or \
 the connector's configuration), and to the database through --config (Oracle, or the \
 simulator). Exit status: 0 done, 1 refused or failed, 64 usage; `check`: 0 ready, 1 blocking, 2 \
-warnings."
+warnings; `journal inspect`: 1 when a restart would stop with CDC-4002."
 )]
 pub struct Cli {
     #[command(flatten)]
