@@ -118,6 +118,12 @@ struct TableRun {
     rows_at_start: u64,
 }
 
+fn reader_panicked() -> SourceError {
+    SourceError::Driver {
+        message: "a snapshot reader thread panicked".into(),
+    }
+}
+
 /// The snapshot stage's state.
 pub(super) struct SnapshotState {
     /// The running snapshot (`None`: none, or complete).
@@ -127,6 +133,12 @@ pub(super) struct SnapshotState {
     pending: Vec<String>,
     /// Reader sessions, opened as batches need them and kept.
     readers: Vec<Box<dyn SnapshotReader>>,
+    /// The threads that read a batch's chunks in parallel, started at the first such batch and
+    /// kept until the snapshot completes. Threads started per batch and ended with it left
+    /// every row they read in memory of an ended thread, which the allocator then reclaimed
+    /// page by page as the delivery thread freed the rows: 9 % of that thread's time in the
+    /// snapshot bench.
+    pool: Option<rayon::ThreadPool>,
     /// The SCN the stream has reached: every commit at or below it was mined.
     reached: Scn,
     /// `snapshot_only`: the SCN every chunk is read as of.
@@ -181,6 +193,7 @@ impl SnapshotState {
             progress,
             pending,
             readers: Vec::new(),
+            pool: None,
             reached: Scn::ZERO,
             fixed_scn: None,
             table: None,
@@ -552,25 +565,55 @@ impl<S: RedoSource> CaptureEngine<S> {
         if let [chunk] = plan {
             return vec![read(&mut self.snapshot.readers[0], chunk)];
         }
-        thread::scope(|scope| {
-            let handles: Vec<_> = self
-                .snapshot
-                .readers
-                .iter_mut()
-                .zip(plan)
-                .map(|(reader, chunk)| scope.spawn(move || read(reader, chunk)))
-                .collect();
-            handles
-                .into_iter()
-                .map(|h| {
-                    h.join().unwrap_or_else(|_| {
-                        Err(SourceError::Driver {
-                            message: "a snapshot reader thread panicked".into(),
-                        })
-                    })
-                })
-                .collect()
-        })
+        if self.snapshot.pool.is_none() {
+            let threads = plan.len().max(
+                self.settings
+                    .snapshot
+                    .threads
+                    .min(self.settings.snapshot.max_pending_chunks) as usize,
+            );
+            match rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .thread_name(|i| format!("cdc-snapshot-{i}"))
+                .build()
+            {
+                Ok(pool) => self.snapshot.pool = Some(pool),
+                Err(error) => {
+                    tracing::debug!(%error, "snapshot reader threads not started; one thread per chunk instead");
+                }
+            }
+        }
+        let readers = &mut self.snapshot.readers;
+        let Some(pool) = &self.snapshot.pool else {
+            return thread::scope(|scope| {
+                let handles: Vec<_> = readers
+                    .iter_mut()
+                    .zip(plan)
+                    .map(|(reader, chunk)| scope.spawn(move || read(reader, chunk)))
+                    .collect();
+                handles
+                    .into_iter()
+                    .map(|h| h.join().unwrap_or_else(|_| Err(reader_panicked())))
+                    .collect()
+            });
+        };
+        let mut results: Vec<Option<Result<Vec<SnapshotRow>, SourceError>>> =
+            plan.iter().map(|_| None).collect();
+        pool.scope(|scope| {
+            for ((reader, chunk), slot) in readers.iter_mut().zip(plan).zip(results.iter_mut()) {
+                scope.spawn(move |_| {
+                    // a panicking reader fails its chunk, as a thread of its own would
+                    let read = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                        read(reader, chunk)
+                    }));
+                    *slot = Some(read.unwrap_or_else(|_| Err(reader_panicked())));
+                });
+            }
+        });
+        results
+            .into_iter()
+            .map(|r| r.unwrap_or_else(|| Err(reader_panicked())))
+            .collect()
     }
 
     /// Emits one chunk's rows, then `snapshot-chunk-done` carrying the progress with the
@@ -772,6 +815,7 @@ impl<S: RedoSource> CaptureEngine<S> {
         };
         Arc::make_mut(&mut self.commit.position).snapshot = Some(progress.to_json());
         self.snapshot.readers.clear();
+        self.snapshot.pool = None;
         self.snapshot.metrics.tables_remaining = 0;
         tracing::info!(
             tables = progress.tables.len(),
