@@ -4,12 +4,13 @@
 //! The offset is the product's promise: a restart repeats nothing and skips nothing (invariant 1 in
 //! `docs/decisions.md`), and its cursor is a redo byte address, not an SCN (invariant 2). This
 //! crate is where that promise is stated and proven. It sits in the pure layer, on `cdc-core` only;
-//! `cdc-buffer`, `cdc-logminer` and the bridge use it, and [`edit`] is for an admin tool (none is
-//! built yet). No I/O, no threads: every function is a function of its inputs.
+//! `cdc-buffer`, `cdc-logminer` and the bridge use it, and `oracle-cdc-admin` (`cdc-admin`) moves
+//! offsets with [`edit`] and reads undecodable ones with [`codec`]'s salvage. No I/O, no threads:
+//! every function is a function of its inputs.
 //!
 //! ```text
-//!  engine (cdc-logminer)                      bridge                 admin tool
-//!  ───────────────────────                    ──────                 ──────────
+//!  engine (cdc-logminer)                      bridge                 oracle-cdc-admin
+//!  ───────────────────────                    ──────                 ────────────────
 //!  rules::record_resume ─► Position::at_record ─► codec: to_json ─►  offsets topic / REST
 //!  rules::resume_candidate ─► at_heartbeat        (Connect offset)        │
 //!                                                                         ▼
