@@ -414,6 +414,51 @@ fn rows_after_an_alter_in_the_same_step_use_the_new_layout() {
     assert_eq!(engine.metrics().step_cuts, 1);
 }
 
+/// A schema change is seen whoever made it: `cdc.users.exclude` leaves out the excluded users'
+/// changes of rows, not their DDL. Here the table's owner, who runs the ALTER, is excluded,
+/// and another user's insert after it uses the new column.
+#[test]
+fn an_alter_by_an_excluded_user_still_makes_a_new_schema_version() {
+    let json = r#"{"name": "alter-by-excluded", "database": {"seed": 17}, "events": [
+      {"event": "tick", "millis": 10}, {"event": "tick", "millis": 10}, {"event": "tick", "millis": 10},
+      {"event": "tick", "millis": 10}, {"event": "tick", "millis": 10}, {"event": "tick", "millis": 10},
+      {"event": "begin", "session": "s1", "user": "HR"},
+      {"event": "insert", "session": "s1", "table": "APP.CUSTOMERS", "values": {"ID": 1, "NAME": "before"}},
+      {"event": "commit", "session": "s1"},
+      {"event": "tick", "millis": 10},
+      {"event": "add_column", "table": "APP.CUSTOMERS", "column": {"name": "TAGS", "type": "VARCHAR2(30)"}},
+      {"event": "begin", "session": "s2", "user": "HR"},
+      {"event": "insert", "session": "s2", "table": "APP.CUSTOMERS", "values": {"ID": 2, "NAME": "after", "TAGS": "t"}},
+      {"event": "commit", "session": "s2"}
+    ]}"#;
+    let source = Scenario::from_json(json).unwrap().into_source(3).unwrap();
+    let spill = tempfile::tempdir().unwrap();
+    let clock = ManualClock::default();
+    let mut settings = settings(&spill);
+    // the ALTER runs as the table's owner
+    settings.users_exclude = vec!["APP".into()];
+    let mut engine = CaptureEngine::open(source, settings, None, Box::new(clock.clone())).unwrap();
+    let mut records = Vec::new();
+    run_until_quiet(&mut engine, &clock, &mut records, 3).unwrap();
+    let changes: Vec<(u32, Option<String>)> = records
+        .iter()
+        .filter_map(|r| match &r.kind {
+            RecordKind::Change(c) => Some((
+                c.layout.version,
+                c.layout.column("TAGS").map(|_| format!("{:?}", c.event)),
+            )),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(changes.len(), 2, "{changes:?}");
+    assert!(changes[0].0 < changes[1].0, "a new version: {changes:?}");
+    assert_eq!(changes[0].1, None, "{changes:?}");
+    assert!(
+        changes[1].1.as_deref().is_some_and(|v| v.contains("\"t\"")),
+        "the insert after the ALTER carries its new column: {changes:?}"
+    );
+}
+
 /// The schema topic's records: every captured table's layout after the start heartbeat, a new
 /// version valid from the DDL that changed the table and sent before the changes decoded with
 /// it, and a removal when the table is dropped.

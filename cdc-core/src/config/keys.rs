@@ -841,8 +841,9 @@ pub static KEYS: &[KeySpec] = &[
         .shown_by(&["cdc-core/tests/config_tables.rs::column_patterns_cover_pdb_schema_table_column", ENGINE_SETTINGS,
             "cdc-logminer/tests/decode_exclusion.rs::a_sentinel_in_an_excluded_column_reaches_nothing", GOLDEN_SCHEMAS]),
     KeySpec::new("cdc.users.exclude", G::Tables, K::List, Value(""),
-        "Database users whose transactions are filtered out in the mining query.")
-        .shown_by(&[ENGINE_SETTINGS, "cdc-logminer/tests/sim_scenarios.rs::excluded_users_are_filtered_in_the_query_but_not_their_control_rows"]),
+        "Database users whose row changes are filtered out in the mining query; their DDL is still seen.")
+        .shown_by(&[ENGINE_SETTINGS, "cdc-logminer/tests/sim_scenarios.rs::excluded_users_are_filtered_in_the_query_but_not_their_control_rows",
+            "cdc-logminer/tests/engine_policies.rs::an_alter_by_an_excluded_user_still_makes_a_new_schema_version"]),
     KeySpec::new("cdc.key.missing", G::Tables, K::Choice(KeyMissing::ALLOWED), Value("fail"),
         "A table without any key: stop with CDC-3001, key by ROWID, or no key.")
         .shown_by(&["cdc-connect-bridge/tests/types.rs::keys_by_precedence",

@@ -1165,10 +1165,6 @@ impl QueryFilter<'_> {
                         .info
                         .as_deref()
                         .is_none_or(|i| !i.starts_with("INTERNAL DDL"))
-                    && row
-                        .username
-                        .as_deref()
-                        .is_none_or(|u| !excluded.contains(u))
             }
             Operation::SelLobLocator
             | Operation::LobWrite

@@ -720,7 +720,7 @@ pub trait RedoSource: Send + fmt::Debug {
 
     /// The mining query: rows of the session's window within `query.from` (rows with the
     /// all-zero RS_ID once the read has reached the bound), only DML of the captured objects,
-    /// DDL, transaction control and MISSING_SCN rows, excluded users filtered, in redo order.
+    /// DDL, transaction control and MISSING_SCN rows, excluded users' DML filtered, in redo order.
     fn mine(
         &mut self,
         query: &MiningQuery,

@@ -295,8 +295,9 @@ fn in_lists(out: &mut String, column: &str, ids: &[ObjectId], inlist_max: usize)
 /// - transaction control and MISSING_SCN rows always; DDL of user schemas; DML and
 ///   UNSUPPORTED rows only of the captured (container, DATA_OBJ#) pairs, in IN lists of at most
 ///   `inlist_max` ids (ORA-01795 above 1000);
-/// - excluded users filtered out of DML and DDL rows (`USERNAME IS NULL` kept: `NOT IN` alone
-///   would drop it).
+/// - excluded users filtered out of DML rows (`USERNAME IS NULL` kept: `NOT IN` alone would
+///   drop it); their DDL is kept, as a schema change to a captured table must be seen whoever
+///   made it.
 pub fn mining_query(
     from: RedoBound,
     objects: &[(ConId, ObjectId)],
@@ -315,20 +316,6 @@ pub fn mining_query(
         binds.push(Bind::Int(i64::from(addr.rs_id().block)));
         text.push_str("(RBASQN > :1 OR (RBASQN = :1 AND RBABLK >= :2) OR RBASQN = 0) AND ");
     }
-    let user_filter = if excluded_users.is_empty() {
-        String::new()
-    } else {
-        let mut f = String::from(" AND (USERNAME IS NULL OR USERNAME NOT IN (");
-        for (i, u) in excluded_users.iter().enumerate() {
-            if i > 0 {
-                f.push_str(", ");
-            }
-            binds.push(Bind::Text(u.clone()));
-            let _ = write!(f, ":{}", binds.len());
-        }
-        f.push_str("))");
-        f
-    };
     text.push_str("(OPERATION_CODE IN (6, 7, 34, 36)");
     let owners: Vec<String> = ORACLE_MAINTAINED_OWNERS
         .iter()
@@ -336,7 +323,7 @@ pub fn mining_query(
         .collect();
     let _ = write!(
         text,
-        " OR (OPERATION_CODE = 5 AND INFO NOT LIKE 'INTERNAL DDL%' AND NVL(SEG_OWNER, ' ') NOT IN ({}){user_filter})",
+        " OR (OPERATION_CODE = 5 AND INFO NOT LIKE 'INTERNAL DDL%' AND NVL(SEG_OWNER, ' ') NOT IN ({}))",
         owners.join(", ")
     );
     if !objects.is_empty() {
@@ -352,7 +339,19 @@ pub fn mining_query(
         } else {
             " OR (OPERATION_CODE IN (1, 2, 3, 255)"
         });
-        text.push_str(&user_filter);
+        // the users' binds only where the text names them: a bind the text does not name
+        // fails the statement (ORA-01036)
+        if !excluded_users.is_empty() {
+            text.push_str(" AND (USERNAME IS NULL OR USERNAME NOT IN (");
+            for (i, u) in excluded_users.iter().enumerate() {
+                if i > 0 {
+                    text.push_str(", ");
+                }
+                binds.push(Bind::Text(u.clone()));
+                let _ = write!(text, ":{}", binds.len());
+            }
+            text.push_str("))");
+        }
         text.push_str(" AND (");
         for (i, (con, ids)) in by_con.iter().enumerate() {
             if i > 0 {
@@ -399,9 +398,15 @@ mod tests {
         assert_eq!(q.binds[2], Bind::Text("ETL_BATCH".into()));
         assert_eq!(q.binds[3], Bind::Text("O'HARA".into()));
         assert!(!q.text.contains("O'HARA"));
+        // on the DML rows only: DDL is seen whoever ran it
         assert_eq!(
             count(&q.text, "(USERNAME IS NULL OR USERNAME NOT IN (:3, :4))"),
-            2
+            1
+        );
+        assert!(
+            q.text.contains("AND NVL(SEG_OWNER, ' ') NOT IN ('SYS', "),
+            "{}",
+            q.text
         );
         // 2500 ids in container 3 → three IN lists, one for container 4
         assert_eq!(count(&q.text, "DATA_OBJ# IN ("), 4);
@@ -454,6 +459,11 @@ mod tests {
                 .contains("OPERATION_CODE IN (1, 2, 3, 9, 10, 11, 29, 255)")
         );
         assert_eq!(count(&q.text, "DATA_OBJ# IN ("), 3);
+        // excluded users filter DML only: without captured objects no bind names them
+        let users = vec!["ETL_BATCH".to_owned()];
+        let q = mining_query(RedoBound::Start, &[], &users, 1000, true, false);
+        assert!(q.binds.is_empty(), "{:?}", q.binds);
+        assert!(!q.text.contains("USERNAME NOT IN"), "{}", q.text);
         let q = mining_query(RedoBound::Start, &[], &[], 1000, true, false);
         assert!(!q.text.contains("DATA_OBJ# IN"));
         assert_eq!(count(&q.text, "("), count(&q.text, ")"));
