@@ -7,7 +7,7 @@
 use cdc_core::config::{CaptureMode, CdcConfig};
 use cdc_core::{CdcCode, Scn};
 use cdc_logminer::RedoSource;
-use cdc_logminer::engine::{ResumeLog, plan_logs, resume_log};
+use cdc_logminer::engine::{self, ResumeLog, plan_logs, resume_log};
 use cdc_logminer::source::{LogFile, LogInventoryQuery};
 use cdc_offset::ResumePoint;
 use serde_json::{Value, json};
@@ -149,26 +149,13 @@ pub fn check(
     Ok(report(inventory, &online, config, resume, current_scn))
 }
 
-/// The log holding `resume`: by the sequence of its redo address when it has one (the real
-/// cursor), otherwise by the SCN range; of several copies, one not purged.
+/// The log holding `resume`, by the connector's rule ([`engine::holding_log`]), looking at
+/// every copy listed, purged ones too (which name the missing log): of several, one not
+/// purged, then the lowest sequence.
 fn holding_log<'a>(inventory: &'a [LogFile], resume: &ResumePoint) -> Option<&'a LogFile> {
-    let scn = resume.scn;
-    let by_seq = resume
-        .addr
-        .map(|a| a.log_seq())
-        .filter(|seq| *seq > 0)
-        .and_then(|seq| {
-            inventory
-                .iter()
-                .filter(|l| l.sequence == seq)
-                .min_by_key(|l| l.is_purged())
-        });
-    by_seq.or_else(|| {
-        inventory
-            .iter()
-            .filter(|l| l.first_scn <= scn && scn < l.next_scn)
-            .min_by_key(|l| (l.is_purged(), l.sequence))
-    })
+    let mut candidates: Vec<&LogFile> = inventory.iter().collect();
+    candidates.sort_by_key(|l| (l.is_purged(), l.sequence));
+    engine::holding_log(&candidates, resume)
 }
 
 /// The report from a log inventory, and under archive_only the online logs (pure: the tests

@@ -59,7 +59,7 @@ pub use record::{
     RecordSink, SchemaChange, SinkClosed, StepReport,
 };
 pub use recovery::{Backoff, MAX_CONSECUTIVE_REMINES, Recovery, recovery_for};
-pub use retention::{ResumeLog, resume_log};
+pub use retention::{ResumeLog, holding_log, resume_log};
 pub use settings::{ColumnPredicate, EngineSettings, TablePredicate};
 pub use signals::{Signal, SignalKind, SignalOutcome, SignalRecord, SignalRejected, parse_signal};
 pub use snapshot::{

@@ -75,28 +75,32 @@ impl ResumeLog {
     }
 }
 
-/// The log of `inventory` holding `resume` (also what `oracle-cdc-admin offsets show
-/// --check-redo` reports, so the tool and the connector judge alike): the sequence of its redo address when it has one,
-/// otherwise the log whose SCN range holds its SCN. `None` when that log is not listed, or no
-/// longer available (a purged log is CDC-2002's, not a warning's).
-pub fn resume_log(inventory: &[LogFile], resume: &ResumePoint, now_ms: u64) -> Option<ResumeLog> {
-    let available = |l: &&LogFile| !l.is_purged() && l.name.is_some();
+/// The log of `candidates` holding `resume`: the one with the sequence of its redo address when
+/// it has one (the real cursor), otherwise the one whose SCN range holds its SCN; of several,
+/// the first `candidates` lists. The connector's guard ([`resume_log`]) and `oracle-cdc-admin
+/// offsets show --check-redo` (which also looks among purged copies) judge by this one rule.
+pub fn holding_log<'a>(candidates: &[&'a LogFile], resume: &ResumePoint) -> Option<&'a LogFile> {
     let by_seq = resume
         .addr
         .map(|a| a.log_seq())
         .filter(|seq| *seq > 0)
-        .and_then(|seq| {
-            inventory
+        .and_then(|seq| candidates.iter().find(|l| l.sequence == seq));
+    by_seq
+        .or_else(|| {
+            candidates
                 .iter()
-                .filter(available)
-                .find(|l| l.sequence == seq)
-        });
-    let log = by_seq.or_else(|| {
-        inventory
-            .iter()
-            .filter(available)
-            .find(|l| l.first_scn <= resume.scn && resume.scn < l.next_scn)
-    })?;
+                .find(|l| l.first_scn <= resume.scn && resume.scn < l.next_scn)
+        })
+        .copied()
+}
+
+/// The available log of `inventory` holding `resume` ([`holding_log`]), with its place among
+/// its thread's logs. `None` when that log is not listed, or no longer available (a purged log
+/// is CDC-2002's, not a warning's).
+pub fn resume_log(inventory: &[LogFile], resume: &ResumePoint, now_ms: u64) -> Option<ResumeLog> {
+    let available = |l: &&LogFile| !l.is_purged() && l.name.is_some();
+    let candidates: Vec<&LogFile> = inventory.iter().filter(available).collect();
+    let log = holding_log(&candidates, resume)?;
     let oldest = inventory
         .iter()
         .filter(available)
