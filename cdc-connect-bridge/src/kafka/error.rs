@@ -205,7 +205,12 @@ fn classify_code(code: RDKafkaErrorCode) -> Option<Classified> {
         | E::PurgeQueue
         | E::PurgeInflight
         | E::InvalidTransactionalState
-        | E::Fatal => CdcCode::KafkaUnavailable,
+        | E::Fatal
+        // UNKNOWN_SERVER_ERROR: the broker failed the request for a reason of its own. A task
+        // started again from its committed offset loses and repeats nothing it would not after
+        // any other restart, and the budget ends a broker that keeps failing; under
+        // exactly-once the same answer already comes back as an abortable transaction error
+        | E::Unknown => CdcCode::KafkaUnavailable,
         // another producer took the transactional id
         E::ProducerFenced | E::InvalidProducerEpoch | E::Fenced => CdcCode::ProducerFenced,
         // who the connector is, or what it may do: the one list, where the clients are built
@@ -290,6 +295,7 @@ mod tests {
             (E::BrokerTransportFailure, CdcCode::KafkaUnavailable),
             (E::MessageTimedOut, CdcCode::KafkaUnavailable),
             (E::NotEnoughReplicas, CdcCode::KafkaUnavailable),
+            (E::Unknown, CdcCode::KafkaUnavailable),
             (E::ProducerFenced, CdcCode::ProducerFenced),
             (E::InvalidProducerEpoch, CdcCode::ProducerFenced),
             (E::TopicAuthorizationFailed, CdcCode::KafkaAuthorization),
