@@ -372,6 +372,9 @@ struct Txn {
     created: u64,
     buffered_at_ms: u64,
     start: Option<StartInfo>,
+    /// Who made its first change, for a transaction whose START row was not mined (a restart
+    /// after it): the user and session that row names, which are the START row's.
+    origin: Option<Origin>,
     first_change: Option<(Scn, RedoAddr)>,
     last_row: Option<(Scn, RedoAddr)>,
     events: u64,
@@ -396,6 +399,7 @@ impl Txn {
             created,
             buffered_at_ms,
             start,
+            origin: None,
             first_change: None,
             last_row: None,
             events: 0,
@@ -434,7 +438,7 @@ impl Txn {
     fn summary(&self) -> TxnSummary {
         TxnSummary {
             key: self.key,
-            username: self.start.as_ref().and_then(|s| s.username.clone()),
+            username: self.username().map(str::to_owned),
             first_scn: self.first_scn(),
             events: self.events,
             heap_bytes: self.heap_bytes(),
@@ -463,16 +467,29 @@ impl Txn {
 
     /// See [`TxnView::own_pin`].
     fn own_pin(&self) -> Option<Pin> {
-        let start = self
-            .start
-            .as_ref()
-            .and_then(|s| s.addr.map(|addr| (s.scn, addr)));
-        match (start, self.first_change) {
-            (Some((s1, a1)), Some((s2, a2))) => Some((s1.min(s2), a1.min(a2))),
-            (Some(pin), None) | (None, Some(pin)) => Some(pin),
-            (None, None) => None,
+        self.first_change
+    }
+
+    fn username(&self) -> Option<&str> {
+        match &self.start {
+            Some(start) => start.username.as_deref(),
+            None => self.origin.as_ref().and_then(|o| o.username.as_deref()),
         }
     }
+
+    fn session(&self) -> Option<SessionId> {
+        match &self.start {
+            Some(start) => start.session,
+            None => self.origin.as_ref().and_then(|o| o.session),
+        }
+    }
+}
+
+/// Who made a transaction's first change, as its row names them (USERNAME, SESSION#, SERIAL#).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Origin {
+    pub username: Option<String>,
+    pub session: Option<SessionId>,
 }
 
 /// A read-only view of one open transaction, for the engine's resume rule, the journal and
@@ -498,8 +515,15 @@ impl<'a> TxnView<'a> {
         self.txn.start.as_ref()
     }
 
+    /// The user of its START row, or without one the user its first change names.
     pub fn username(&self) -> Option<&'a str> {
-        self.txn.start.as_ref().and_then(|s| s.username.as_deref())
+        self.txn.username()
+    }
+
+    /// The session (SID, SERIAL#) of its START row, or without one the session its first
+    /// change names: orphan detection checks that it still exists.
+    pub fn session(&self) -> Option<SessionId> {
+        self.txn.session()
     }
 
     /// The engine's clock when the transaction entered the buffer.
@@ -523,8 +547,10 @@ impl<'a> TxnView<'a> {
     }
 
     /// The point a restart must mine from to rebuild this transaction: its last journaled row
-    /// once journaled, otherwise the lower SCN and the lower address of its START row and its
-    /// first change. `None` for an entry with neither (nothing to rebuild).
+    /// once journaled, otherwise its first change. `None` for an entry without a change: a
+    /// transaction that has only its START row (a long one on tables that are not captured,
+    /// or by an excluded user) holds nothing, since every row it writes later is mined at a
+    /// higher address than the resume point can reach (the log is read in address order).
     pub fn resume_pin(&self) -> Option<(Scn, RedoAddr)> {
         self.txn.resume_pin()
     }
@@ -578,8 +604,7 @@ impl<'a> TxnView<'a> {
         self.txn.heap_undo.map_or(0, |u| u.frames)
     }
 
-    /// The point it holds the resume position at without the journal: the lower SCN and the
-    /// lower address of its START row and its first change.
+    /// The point it holds the resume position at without the journal: its first change.
     pub fn own_pin(&self) -> Option<(Scn, RedoAddr)> {
         self.txn.own_pin()
     }
@@ -775,6 +800,18 @@ impl TransactionBuffer {
     /// For restoring the ledger from the offsets at start, and for operator edits.
     pub fn ledger_mut(&mut self) -> &mut ReleasedLedger {
         &mut self.ledger
+    }
+
+    /// Who made the change just added to `key` (its row's user and session), kept when the
+    /// transaction has neither a START row nor an origin yet; `origin` is called only then.
+    /// The session is what orphan detection checks when the START row was not mined.
+    pub fn note_origin(&mut self, key: ConXid, origin: impl FnOnce() -> Origin) {
+        if let Some(txn) = self.transactions.get_mut(&key)
+            && txn.start.is_none()
+            && txn.origin.is_none()
+        {
+            txn.origin = Some(origin());
+        }
     }
 
     /// A START row: creates the entry (changes may also create it, when the START row was not

@@ -32,7 +32,8 @@ pub mod spill;
 
 pub use buffer::{
     BufferMetrics, BufferSettings, CommitHolds, CommitSummary, CommittedChanges, FrameRun,
-    JournalMark, SessionId, SpilledFrames, StartInfo, TransactionBuffer, TxnView, UndoOutcome,
+    JournalMark, Origin, SessionId, SpilledFrames, StartInfo, TransactionBuffer, TxnView,
+    UndoOutcome,
 };
 pub use codec::{Frame, FrameHead, UndoRecord};
 pub use error::{BufferError, TxnSummary};

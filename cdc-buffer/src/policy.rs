@@ -35,7 +35,8 @@ pub struct TxnFacts {
     pub username: Option<String>,
     pub client_id: Option<String>,
     pub pdb: Option<String>,
-    /// The session of its START row; `None` when the START row was not mined.
+    /// The session of its START row or, when the START row was not mined, of its first change
+    /// row; `None` when neither named one (a transaction rebuilt from the journal).
     pub session: Option<SessionId>,
     pub buffered_at_ms: u64,
     pub first_scn: Scn,
@@ -83,7 +84,7 @@ impl From<TxnView<'_>> for TxnFacts {
             username: view.username().map(str::to_owned),
             client_id: start.and_then(|s| s.client_id.clone()),
             pdb: start.and_then(|s| s.pdb.clone()),
-            session: start.and_then(|s| s.session),
+            session: view.session(),
             buffered_at_ms: view.buffered_at_ms(),
             first_scn: view.first_scn(),
             last_scn: view.last_row().map_or(view.first_scn(), |(scn, _)| scn),
@@ -151,10 +152,12 @@ pub enum OrphanVerdict {
     AbsentOnce { since: Scn },
     /// Absent twice, but mining has not passed the SCN of the first absence yet.
     MiningNotPast { since: Scn },
-    /// Absent twice and mined past, but its START row's session still exists.
+    /// Absent twice and mined past, but its session (of its START row, or of its first change
+    /// row) still exists.
     SessionAlive { since: Scn },
-    /// Absent twice and mined past, but its START row was never mined, so its session
-    /// cannot be checked: kept (release needs all three conditions).
+    /// Absent twice and mined past, but no row it was mined from names its session (it was
+    /// rebuilt from the journal), so the session cannot be checked: kept (release needs all
+    /// three conditions).
     SessionUnknown { since: Scn },
     /// An orphan: released or a stop, by the action.
     Orphan { since: Scn },
@@ -213,7 +216,8 @@ impl OrphanDetector {
     /// SCN `snapshot.scn`, `mined_to` the SCN mining has reached. An orphan is a transaction
     /// buffered for at least the interval that was absent from GV$TRANSACTION in two
     /// consecutive checks, whose first absence mining has passed (it is still open, so its
-    /// end was not seen), and whose START row's session is gone. With action `fail` any
+    /// end was not seen), and whose session is gone (its START row's, or without one its first
+    /// change row's: both name the session of the transaction). With action `fail` any
     /// orphan stops the task with CDC-7002.
     pub fn check(
         &mut self,

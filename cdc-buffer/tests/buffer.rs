@@ -6,8 +6,8 @@
 use crate::common;
 
 use cdc_buffer::{
-    BufferSettings, JournalMark, SessionId, StartInfo, TransactionBuffer, UndoOutcome,
-    change_heap_bytes,
+    BufferSettings, JournalMark, Origin, SessionId, StartInfo, TransactionBuffer, TxnFacts,
+    UndoOutcome, change_heap_bytes,
 };
 use cdc_core::{CdcCode, CdcError, ConXid, Scn, Xid};
 use common::*;
@@ -64,6 +64,68 @@ fn commit_hands_over_in_redo_order_and_rollback_drops() {
     );
     // nothing buffered: nothing to publish
     assert!(b.commit(a).unwrap().is_none());
+}
+
+/// A transaction with only its START row (one on tables that are not captured, or by an
+/// excluded user) holds no resume point, however long it stays open: whatever it writes later
+/// is mined at a higher address. Its first change holds it from there.
+#[test]
+fn only_a_change_holds_the_resume_point() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut b = open(dir.path(), u64::MAX);
+    let (long, other) = (key(3, 5, 1, 900), key(3, 5, 2, 901));
+    b.begin(long, start(1001, 1)).unwrap();
+    assert_eq!(b.transaction(long).unwrap().resume_pin(), None);
+    assert_eq!(b.resume_floor(None), None);
+    b.begin(other, start(1002, 2)).unwrap();
+    b.append(other, change(3, Some("A"), 1)).unwrap();
+    assert_eq!(b.resume_floor(None), Some((Scn(1003), addr(3))));
+    assert_eq!(b.resume_floor(Some(other)), None);
+    b.append(long, change(7, Some("B"), 1)).unwrap();
+    assert_eq!(
+        b.transaction(long).unwrap().own_pin(),
+        Some((Scn(1007), addr(7)))
+    );
+    assert_eq!(b.resume_floor(Some(other)), Some((Scn(1007), addr(7))));
+    // its first SCN is still its START row's (the age, the metrics)
+    assert_eq!(b.transaction(long).unwrap().first_scn(), Scn(1001));
+}
+
+/// A transaction whose START row was not mined (a restart after it) names the user and the
+/// session of its first change row; one with a START row keeps the START row's.
+#[test]
+fn without_a_start_row_the_first_change_names_the_user_and_session() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut b = open(dir.path(), u64::MAX);
+    let (restarted, started) = (key(3, 5, 1, 900), key(3, 5, 2, 901));
+    let origin = |sid| Origin {
+        username: Some(format!("U{sid}")),
+        session: Some(SessionId { sid, serial: 7 }),
+    };
+    b.append(restarted, change(3, Some("A"), 1)).unwrap();
+    b.note_origin(restarted, || origin(40));
+    // only the first is kept
+    b.note_origin(restarted, || panic!("asked again"));
+    b.begin(started, start(1002, 2)).unwrap();
+    b.append(started, change(4, Some("B"), 1)).unwrap();
+    b.note_origin(started, || panic!("a START row names them"));
+    let facts = |k| TxnFacts::from(b.transaction(k).unwrap());
+    assert_eq!(facts(restarted).username.as_deref(), Some("U40"));
+    assert_eq!(
+        facts(restarted).session,
+        Some(SessionId { sid: 40, serial: 7 })
+    );
+    assert_eq!(facts(started).username.as_deref(), Some("APP"));
+    assert_eq!(
+        facts(started).session,
+        Some(SessionId {
+            sid: 12,
+            serial: 34
+        })
+    );
+    // an unknown transaction is left alone
+    b.note_origin(key(3, 9, 9, 9), || panic!("no such transaction"));
+    assert_eq!(b.metrics().open_transactions, 2);
 }
 
 #[test]

@@ -168,6 +168,7 @@ impl JournalWriter {
             .first_change()
             .map(|(scn, addr)| RedoMark::new(addr, scn));
         let start = txn.start().cloned();
+        let username = txn.username().map(str::to_owned);
         let heap_undo = txn.heap_undo().map(|(scn, addr)| RedoMark::new(addr, scn));
         let heap_undo_frames = txn.heap_undo_frames();
         let own_pin = txn.own_pin();
@@ -231,7 +232,7 @@ impl JournalWriter {
                     start_scn: start.as_ref().map(|s| s.scn),
                     start_addr: start.as_ref().and_then(|s| s.addr),
                     thread: self.settings.thread,
-                    username: start.as_ref().and_then(|s| s.username.clone()),
+                    username,
                     client_id: start.as_ref().and_then(|s| s.client_id.clone()),
                     heap_undo: heap_undo.filter(|_| holds_history),
                 },

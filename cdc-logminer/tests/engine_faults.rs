@@ -271,18 +271,7 @@ fn typed_stops() {
 
 /// Sequences of the database's logs, oldest first.
 fn sequences(db: &SimDatabase) -> Vec<u32> {
-    use cdc_logminer::source::{CaptureMode, LogInventoryQuery, RedoSource as _};
-    let mut source = SimSource::new(db.clone());
-    let mut seqs: Vec<u32> = source
-        .log_inventory(&LogInventoryQuery {
-            from: cdc_core::Scn::ZERO,
-            mode: CaptureMode::Online,
-            destination: None,
-        })
-        .unwrap()
-        .iter()
-        .map(|l| l.sequence)
-        .collect();
+    let mut seqs: Vec<u32> = log_inventory(db).iter().map(|l| l.sequence).collect();
     seqs.sort();
     seqs.dedup();
     seqs

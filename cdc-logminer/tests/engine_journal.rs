@@ -270,13 +270,8 @@ fn most_journaled(records: &[EngineRecord]) -> (ConXid, cdc_core::RedoAddr) {
         if let RecordKind::Journal(j) = &r.kind
             && let Some(chunk) = &j.chunk
         {
-            let first = chunk
-                .meta
-                .start_addr
-                .into_iter()
-                .chain(chunk.meta.first_captured.map(|m| m.addr))
-                .min()
-                .unwrap();
+            // what holds the resume point without the journal: its first change
+            let first = chunk.meta.first_captured.map(|m| m.addr).unwrap();
             let entry = chunks.entry(j.key.tx).or_insert((0, first));
             entry.0 += 1;
             entry.1 = entry.1.min(first);
@@ -322,7 +317,7 @@ fn purged_logs_before_a_journaled_transaction_lose_nothing() {
     let plain_commit = commit_of(&plain);
     assert!(
         !plain[..plain_commit].iter().any(passes),
-        "without a journal the resume point stays at or before {long}'s start until it commits"
+        "without a journal the resume point stays at or before {long}'s first change until it commits"
     );
     // with it: the latest record before its commit whose resume point is past its start
     let full_commit = commit_of(&full);
@@ -383,22 +378,11 @@ fn purged_logs_before_a_journaled_transaction_lose_nothing() {
 }
 
 fn holding_log(db: &SimDatabase, scn: Scn) -> u32 {
-    inventory(db)
+    log_inventory(db)
         .iter()
         .filter(|l| l.first_scn <= scn && scn < l.next_scn)
         .map(|l| l.sequence)
         .min()
-        .unwrap()
-}
-
-fn inventory(db: &SimDatabase) -> Vec<cdc_logminer::source::LogFile> {
-    use cdc_logminer::source::{CaptureMode, LogInventoryQuery, RedoSource as _};
-    SimSource::new(db.clone())
-        .log_inventory(&LogInventoryQuery {
-            from: Scn::ZERO,
-            mode: CaptureMode::Online,
-            destination: None,
-        })
         .unwrap()
 }
 

@@ -1550,3 +1550,134 @@ fn a_rollback_row_without_an_address_first_in_the_next_log_is_applied() {
     );
     assert_eq!(rolled_back, 2, "both ROLLBACK rows applied once");
 }
+
+/// A batch job's transaction on a table that is not captured stays open while the captured
+/// tables go on: `batch` writes APP.DOCS, then, after a log switch, APP.CUSTOMERS, and its
+/// session is killed before it ends.
+const UNCAPTURED_LONG: &str = r#"{"name": "uncaptured long", "database": {"seed": 6}, "events": [
+  {"event": "begin", "session": "batch", "user": "APP", "private_strand": false},
+  {"event": "insert", "session": "batch", "table": "APP.DOCS", "values": {"ID": 1}},
+  {"event": "insert", "session": "s1", "table": "APP.CUSTOMERS", "values": {"ID": 21, "NAME": "first"}},
+  {"event": "commit", "session": "s1"},
+  {"event": "log_switch"},
+  {"event": "archive"},
+  {"event": "insert", "session": "s1", "table": "APP.CUSTOMERS", "values": {"ID": 22, "NAME": "second"}},
+  {"event": "commit", "session": "s1"},
+  {"event": "insert", "session": "batch", "table": "APP.CUSTOMERS", "values": {"ID": 23, "NAME": "late"}},
+  {"event": "kill_session", "session": "batch"},
+  {"event": "insert", "session": "s1", "table": "APP.CUSTOMERS", "values": {"ID": 24, "NAME": "third"}},
+  {"event": "commit", "session": "s1"},
+  {"event": "tick", "millis": 3000},
+  {"event": "insert", "session": "s1", "table": "APP.CUSTOMERS", "values": {"ID": 25, "NAME": "fourth"}},
+  {"event": "commit", "session": "s1"},
+  {"event": "tick", "millis": 3000},
+  {"event": "insert", "session": "s1", "table": "APP.CUSTOMERS", "values": {"ID": 26, "NAME": "fifth"}},
+  {"event": "commit", "session": "s1"},
+  {"event": "tick", "millis": 3000},
+  {"event": "insert", "session": "s1", "table": "APP.CUSTOMERS", "values": {"ID": 27, "NAME": "sixth"}},
+  {"event": "commit", "session": "s1"}
+]}"#;
+
+/// A transaction with no change to a captured table holds no resume point (only a change
+/// does, `resume_scn` in the spec's offset table): the logs holding its START row can be
+/// purged while it is open, and a restart from there mines its later change. That transaction
+/// names its session by the change row, so orphan detection still releases it once the
+/// session is gone, and its change is never published.
+#[test]
+fn a_transaction_on_tables_not_captured_holds_no_resume_point() {
+    use cdc_logminer::sim::DbOp;
+    use engine_support::snapshot::Shared;
+
+    let source = Shared::new(
+        Scenario::from_json(UNCAPTURED_LONG)
+            .unwrap()
+            .into_source(1)
+            .unwrap(),
+    );
+    let first_log = source.db(|s| oldest_log(s.database()));
+    let spill = tempfile::tempdir().unwrap();
+    let clock = ManualClock::default();
+    let mut engine = CaptureEngine::open(
+        source.clone(),
+        settings(&spill),
+        None,
+        Box::new(clock.clone()),
+    )
+    .unwrap();
+    let mut records = Vec::new();
+    let name_of = |records: &[EngineRecord]| -> Vec<String> {
+        delivered(records)
+            .iter()
+            .flat_map(|(_, _, cs)| {
+                cs.iter()
+                    .filter_map(|c| c.after.as_ref()?.get("NAME").cloned())
+            })
+            .map(|v| format!("{v:?}"))
+            .collect()
+    };
+    for _ in 0..40 {
+        engine.step(&mut records).unwrap();
+        clock.advance(Duration::from_millis(500));
+        if name_of(&records).iter().any(|n| n.contains("second")) {
+            break;
+        }
+    }
+    assert!(
+        name_of(&records).iter().any(|n| n.contains("second")),
+        "{:?}",
+        name_of(&records)
+    );
+    assert_eq!(
+        engine.buffer_metrics().open_transactions,
+        1,
+        "batch is open"
+    );
+    let position = records.last().unwrap().position.clone();
+    let resume_log = position.resume.addr.unwrap().log_seq();
+    assert!(
+        resume_log > first_log,
+        "the resume point stayed in log {resume_log}, where batch's START row is"
+    );
+    drop(engine);
+    // the logs before the resume point go, as an archive retention would take them
+    source.db(|s| {
+        s.apply(&DbOp::Purge {
+            up_to_sequence: resume_log - 1,
+            remove_file: false,
+        })
+        .unwrap()
+    });
+    let mut s = settings(&spill);
+    s.orphan.check_interval_ms = 5_000;
+    let mut engine = CaptureEngine::open(
+        source.clone(),
+        s,
+        Some(cdc_offset::Position::clone(&position)),
+        Box::new(clock.clone()),
+    )
+    .unwrap();
+    let mut after = Vec::new();
+    for _ in 0..40 {
+        engine.step(&mut after).unwrap();
+        clock.advance(Duration::from_secs(2));
+    }
+    let names = name_of(&after);
+    assert!(names.iter().any(|n| n.contains("sixth")), "{names:?}");
+    assert!(names.iter().all(|n| !n.contains("late")), "{names:?}");
+    let released: Vec<_> = after
+        .iter()
+        .filter_map(|r| match &r.kind {
+            RecordKind::Ops(e) if e.kind.as_str() == "transaction-orphan-released" => {
+                Some(e.details.clone())
+            }
+            _ => None,
+        })
+        .collect();
+    assert_eq!(released.len(), 1, "{:?}", ops_types(&after));
+    assert_eq!(released[0].get("user").map(String::as_str), Some("APP"));
+    assert_eq!(engine.buffer_metrics().open_transactions, 0);
+}
+
+fn oldest_log(db: &cdc_logminer::sim::SimDatabase) -> u32 {
+    log_inventory(db).iter().map(|l| l.sequence).min().unwrap()
+}

@@ -359,6 +359,7 @@ impl<S: RedoSource> CaptureEngine<S> {
         if change.op == ChangeOp::Insert && change.row_id.as_deref() == Some(LOB_LOCATOR_ROWID) {
             // the row's LOB values and real ROWID come in the UPDATE that follows
             self.buffer.pin_change(key, row.scn, addr)?;
+            self.note_origin(key, row);
             self.held.lob_inserts.insert(
                 key,
                 ChangeEvent {
@@ -377,8 +378,21 @@ impl<S: RedoSource> CaptureEngine<S> {
                 change,
             },
         )?;
+        self.note_origin(key, row);
         self.metrics.events_applied += 1;
         Ok(0)
+    }
+
+    /// Keeps who made a transaction's first change when its START row was not mined (a
+    /// restart after it): the row names the same user and session.
+    fn note_origin(&mut self, key: ConXid, row: &MinedRow) {
+        self.buffer.note_origin(key, || Origin {
+            username: row.username.clone(),
+            session: match (row.session, row.serial) {
+                (Some(sid), Some(serial)) => Some(SessionId { sid, serial }),
+                _ => None,
+            },
+        });
     }
 
     pub(super) fn row_addr(&self, row: &MinedRow) -> Result<RedoAddr, CdcError> {
@@ -465,6 +479,7 @@ impl<S: RedoSource> CaptureEngine<S> {
             );
         }
         self.buffer.pin_change(key, row.scn, addr)?;
+        self.note_origin(key, row);
         self.held.failures.hold(key, failure);
         Ok(0)
     }

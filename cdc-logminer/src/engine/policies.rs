@@ -90,7 +90,7 @@ impl<S: RedoSource> CaptureEngine<S> {
         let open: Vec<(ConXid, Option<SessionId>)> = self
             .buffer
             .open_transactions()
-            .map(|t| (t.key(), t.start().and_then(|s| s.session)))
+            .map(|t| (t.key(), t.session()))
             .collect();
         for s in open.into_iter().filter_map(|(_, session)| session) {
             if self.source.session_exists(SessionRef {

@@ -282,21 +282,21 @@ pub fn finished_database(seed: u64, config: SimConfig, workload: WorkloadConfig)
     source.database().clone()
 }
 
-/// The first SCN of the oldest log: `cdc.start.scn` for a capture of the whole history.
-pub fn oldest_scn(db: &SimDatabase) -> cdc_core::Scn {
+/// Every log of the database (online and archived copies), as the engine would list them.
+pub fn log_inventory(db: &SimDatabase) -> Vec<cdc_logminer::source::LogFile> {
     use cdc_logminer::source::{CaptureMode, LogInventoryQuery, RedoSource as _};
-    let mut source = SimSource::new(db.clone());
-    source
+    SimSource::new(db.clone())
         .log_inventory(&LogInventoryQuery {
             from: cdc_core::Scn::ZERO,
             mode: CaptureMode::Online,
             destination: None,
         })
         .unwrap()
-        .iter()
-        .map(|l| l.first_scn)
-        .min()
-        .unwrap()
+}
+
+/// The first SCN of the oldest log: `cdc.start.scn` for a capture of the whole history.
+pub fn oldest_scn(db: &SimDatabase) -> cdc_core::Scn {
+    log_inventory(db).iter().map(|l| l.first_scn).min().unwrap()
 }
 
 /// Captures a finished database from `start` (a first start at `cdc.start.scn`) or from a
