@@ -372,8 +372,9 @@ struct Txn {
     created: u64,
     buffered_at_ms: u64,
     start: Option<StartInfo>,
-    /// Who made its first change, for a transaction whose START row was not mined (a restart
-    /// after it): the user and session that row names, which are the START row's.
+    /// Who made the first change that named them, for a transaction whose START row was not
+    /// mined (a restart after it) or named no session (one rebuilt from the journal, whose
+    /// chunks do not carry it): the user and session of that row, which are the START row's.
     origin: Option<Origin>,
     first_change: Option<(Scn, RedoAddr)>,
     last_row: Option<(Scn, RedoAddr)>,
@@ -471,25 +472,21 @@ impl Txn {
     }
 
     fn username(&self) -> Option<&str> {
-        match &self.start {
-            Some(start) => start.username.as_deref(),
-            None => self.origin.as_ref().and_then(|o| o.username.as_deref()),
-        }
+        let start = self.start.as_ref().and_then(|s| s.username.as_deref());
+        start.or_else(|| self.origin.as_ref().and_then(|o| o.username.as_deref()))
     }
 
     fn session(&self) -> Option<SessionId> {
-        match &self.start {
-            Some(start) => start.session,
-            None => self.origin.as_ref().and_then(|o| o.session),
-        }
+        let start = self.start.as_ref().and_then(|s| s.session);
+        start.or_else(|| self.origin.as_ref().and_then(|o| o.session))
     }
 }
 
-/// Who made a transaction's first change, as its row names them (USERNAME, SESSION#, SERIAL#).
+/// Who made a transaction's changes, as a change row names them (USERNAME, SESSION#, SERIAL#).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct Origin {
-    pub username: Option<String>,
-    pub session: Option<SessionId>,
+struct Origin {
+    username: Option<String>,
+    session: Option<SessionId>,
 }
 
 /// A read-only view of one open transaction, for the engine's resume rule, the journal and
@@ -515,13 +512,13 @@ impl<'a> TxnView<'a> {
         self.txn.start.as_ref()
     }
 
-    /// The user of its START row, or without one the user its first change names.
+    /// The user of its START row, or without one the user a change row named.
     pub fn username(&self) -> Option<&'a str> {
         self.txn.username()
     }
 
-    /// The session (SID, SERIAL#) of its START row, or without one the session its first
-    /// change names: orphan detection checks that it still exists.
+    /// The session (SID, SERIAL#) of its START row, or without one the session a change row
+    /// named: orphan detection checks that it still exists.
     pub fn session(&self) -> Option<SessionId> {
         self.txn.session()
     }
@@ -802,15 +799,41 @@ impl TransactionBuffer {
         &mut self.ledger
     }
 
-    /// Who made the change just added to `key` (its row's user and session), kept when the
-    /// transaction has neither a START row nor an origin yet; `origin` is called only then.
-    /// The session is what orphan detection checks when the START row was not mined.
-    pub fn note_origin(&mut self, key: ConXid, origin: impl FnOnce() -> Origin) {
+    /// The session of a change row just added to `key`, and its user (`username` is called
+    /// only when they are kept): kept while no session is known for the transaction (no
+    /// START row was mined, or one rebuilt from the journal named none). The session is what
+    /// orphan detection checks; a user already known stays.
+    pub fn note_origin(
+        &mut self,
+        key: ConXid,
+        session: SessionId,
+        username: impl FnOnce() -> Option<String>,
+    ) {
         if let Some(txn) = self.transactions.get_mut(&key)
-            && txn.start.is_none()
-            && txn.origin.is_none()
+            && txn.session().is_none()
         {
-            txn.origin = Some(origin());
+            let kept = txn.origin.take().and_then(|o| o.username);
+            let started_by = txn.start.as_ref().is_some_and(|s| s.username.is_some());
+            let username = match kept {
+                Some(kept) => Some(kept),
+                None if started_by => None,
+                None => username(),
+            };
+            txn.origin = Some(Origin {
+                username,
+                session: Some(session),
+            });
+        }
+    }
+
+    /// The user a transaction rebuilt without a START row was journaled with (its chunks name
+    /// the user of its first change).
+    pub fn note_user(&mut self, key: ConXid, username: Option<String>) {
+        if let Some(txn) = self.transactions.get_mut(&key)
+            && txn.username().is_none()
+        {
+            let session = txn.origin.take().and_then(|o| o.session);
+            txn.origin = Some(Origin { username, session });
         }
     }
 

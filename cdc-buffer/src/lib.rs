@@ -32,8 +32,7 @@ pub mod spill;
 
 pub use buffer::{
     BufferMetrics, BufferSettings, CommitHolds, CommitSummary, CommittedChanges, FrameRun,
-    JournalMark, Origin, SessionId, SpilledFrames, StartInfo, TransactionBuffer, TxnView,
-    UndoOutcome,
+    JournalMark, SessionId, SpilledFrames, StartInfo, TransactionBuffer, TxnView, UndoOutcome,
 };
 pub use codec::{Frame, FrameHead, UndoRecord};
 pub use error::{BufferError, TxnSummary};

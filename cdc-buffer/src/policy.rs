@@ -35,8 +35,9 @@ pub struct TxnFacts {
     pub username: Option<String>,
     pub client_id: Option<String>,
     pub pdb: Option<String>,
-    /// The session of its START row or, when the START row was not mined, of its first change
-    /// row; `None` when neither named one (a transaction rebuilt from the journal).
+    /// The session of its START row or, when the START row was not mined or named none (a
+    /// transaction rebuilt from the journal), of a change row mined in this run; `None` when
+    /// no row named one (a rebuilt transaction that wrote nothing since the restart).
     pub session: Option<SessionId>,
     pub buffered_at_ms: u64,
     pub first_scn: Scn,
@@ -155,9 +156,9 @@ pub enum OrphanVerdict {
     /// Absent twice and mined past, but its session (of its START row, or of its first change
     /// row) still exists.
     SessionAlive { since: Scn },
-    /// Absent twice and mined past, but no row it was mined from names its session (it was
-    /// rebuilt from the journal), so the session cannot be checked: kept (release needs all
-    /// three conditions).
+    /// Absent twice and mined past, but no row mined names its session (it was rebuilt from
+    /// the journal and wrote nothing since), so the session cannot be checked: kept (release
+    /// needs all three conditions).
     SessionUnknown { since: Scn },
     /// An orphan: released or a stop, by the action.
     Orphan { since: Scn },

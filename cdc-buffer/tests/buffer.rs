@@ -6,8 +6,8 @@
 use crate::common;
 
 use cdc_buffer::{
-    BufferSettings, JournalMark, Origin, SessionId, StartInfo, TransactionBuffer, TxnFacts,
-    UndoOutcome, change_heap_bytes,
+    BufferSettings, JournalMark, SessionId, StartInfo, TransactionBuffer, TxnFacts, UndoOutcome,
+    change_heap_bytes,
 };
 use cdc_core::{CdcCode, CdcError, ConXid, Scn, Xid};
 use common::*;
@@ -92,40 +92,63 @@ fn only_a_change_holds_the_resume_point() {
 }
 
 /// A transaction whose START row was not mined (a restart after it) names the user and the
-/// session of its first change row; one with a START row keeps the START row's.
+/// session of its first change row that names a session; one with a START row keeps the START
+/// row's; one rebuilt from the journal, whose START row names no session, takes its next
+/// change row's.
 #[test]
-fn without_a_start_row_the_first_change_names_the_user_and_session() {
+fn without_a_session_the_change_rows_name_the_user_and_session() {
     let dir = tempfile::tempdir().unwrap();
     let mut b = open(dir.path(), u64::MAX);
-    let (restarted, started) = (key(3, 5, 1, 900), key(3, 5, 2, 901));
-    let origin = |sid| Origin {
-        username: Some(format!("U{sid}")),
-        session: Some(SessionId { sid, serial: 7 }),
-    };
+    let (restarted, started, rebuilt) = (key(3, 5, 1, 900), key(3, 5, 2, 901), key(3, 5, 3, 9));
+    let session = |sid| SessionId { sid, serial: 7 };
     b.append(restarted, change(3, Some("A"), 1)).unwrap();
-    b.note_origin(restarted, || origin(40));
-    // only the first is kept
-    b.note_origin(restarted, || panic!("asked again"));
+    b.note_origin(restarted, session(40), || Some("U40".into()));
+    // once a session is known it stays
+    b.note_origin(restarted, session(41), || panic!("asked again"));
     b.begin(started, start(1002, 2)).unwrap();
     b.append(started, change(4, Some("B"), 1)).unwrap();
-    b.note_origin(started, || panic!("a START row names them"));
-    let facts = |k| TxnFacts::from(b.transaction(k).unwrap());
-    assert_eq!(facts(restarted).username.as_deref(), Some("U40"));
+    b.note_origin(started, session(42), || panic!("a START row names them"));
+    b.begin(
+        rebuilt,
+        StartInfo {
+            session: None,
+            ..start(1001, 1)
+        },
+    )
+    .unwrap();
+    b.append(rebuilt, change(5, Some("C"), 1)).unwrap();
+    b.note_origin(rebuilt, session(43), || {
+        panic!("the START row names the user")
+    });
+    fn facts(b: &TransactionBuffer, k: ConXid) -> TxnFacts {
+        TxnFacts::from(b.transaction(k).unwrap())
+    }
+    assert_eq!(facts(&b, restarted).username.as_deref(), Some("U40"));
+    assert_eq!(facts(&b, restarted).session, Some(session(40)));
+    assert_eq!(facts(&b, started).username.as_deref(), Some("APP"));
     assert_eq!(
-        facts(restarted).session,
-        Some(SessionId { sid: 40, serial: 7 })
-    );
-    assert_eq!(facts(started).username.as_deref(), Some("APP"));
-    assert_eq!(
-        facts(started).session,
+        facts(&b, started).session,
         Some(SessionId {
             sid: 12,
             serial: 34
         })
     );
+    assert_eq!(facts(&b, rebuilt).username.as_deref(), Some("APP"));
+    assert_eq!(facts(&b, rebuilt).session, Some(session(43)));
+    // a user named by the journal stays when a row names the session
+    let journaled = key(3, 5, 4, 10);
+    b.append(journaled, change(6, Some("D"), 1)).unwrap();
+    b.note_user(journaled, Some("BATCH".into()));
+    b.note_origin(journaled, session(44), || {
+        panic!("the journal named the user")
+    });
+    assert_eq!(facts(&b, journaled).username.as_deref(), Some("BATCH"));
+    assert_eq!(facts(&b, journaled).session, Some(session(44)));
     // an unknown transaction is left alone
-    b.note_origin(key(3, 9, 9, 9), || panic!("no such transaction"));
-    assert_eq!(b.metrics().open_transactions, 2);
+    b.note_origin(key(3, 9, 9, 9), session(45), || {
+        panic!("no such transaction")
+    });
+    assert_eq!(b.metrics().open_transactions, 4);
 }
 
 #[test]

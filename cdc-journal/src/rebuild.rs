@@ -24,7 +24,7 @@ use std::collections::BTreeMap;
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::Path;
 
-use cdc_buffer::{FrameRun, JournalMark, Origin, StartInfo, TransactionBuffer};
+use cdc_buffer::{FrameRun, JournalMark, StartInfo, TransactionBuffer};
 use cdc_core::{CdcCode, CdcError, ConXid, RedoAddr};
 use cdc_offset::rules::JournalRule;
 
@@ -278,10 +278,7 @@ pub fn rebuild(
             .map_err(CdcError::from)?;
         if first.start_scn.is_none() {
             // without a START row, the user its chunks name is its first change's
-            buffer.note_origin(tx, || Origin {
-                username: first.username.clone(),
-                session: None,
-            });
+            buffer.note_user(tx, first.username.clone());
         }
         let mut kept_frames = 0u64;
         for ((key, (meta, at, len)), cutoff) in metas.iter().zip(&cutoffs) {

@@ -813,3 +813,109 @@ fn failing_workload() -> WorkloadConfig {
         ..WorkloadConfig::default()
     }
 }
+
+/// `batch` holds a change, is journaled while `s1` goes on, then (after the restart below)
+/// writes again and its session is killed before it ends.
+const JOURNALED_THEN_KILLED: &str = r#"{"name": "journaled then killed", "database": {"seed": 7}, "events": [
+  {"event": "begin", "session": "batch", "user": "APP", "private_strand": false},
+  {"event": "insert", "session": "batch", "table": "APP.CUSTOMERS", "values": {"ID": 31, "NAME": "held"}},
+  {"event": "tick", "millis": 1000},
+  {"event": "insert", "session": "s1", "table": "APP.CUSTOMERS", "values": {"ID": 41, "NAME": "first"}},
+  {"event": "commit", "session": "s1"},
+  {"event": "tick", "millis": 1000},
+  {"event": "insert", "session": "s1", "table": "APP.CUSTOMERS", "values": {"ID": 42, "NAME": "second"}},
+  {"event": "commit", "session": "s1"},
+  {"event": "tick", "millis": 1000},
+  {"event": "insert", "session": "batch", "table": "APP.CUSTOMERS", "values": {"ID": 32, "NAME": "more"}},
+  {"event": "kill_session", "session": "batch"},
+  {"event": "insert", "session": "s1", "table": "APP.CUSTOMERS", "values": {"ID": 43, "NAME": "third"}},
+  {"event": "commit", "session": "s1"},
+  {"event": "tick", "millis": 3000},
+  {"event": "insert", "session": "s1", "table": "APP.CUSTOMERS", "values": {"ID": 44, "NAME": "fourth"}},
+  {"event": "commit", "session": "s1"},
+  {"event": "tick", "millis": 3000},
+  {"event": "insert", "session": "s1", "table": "APP.CUSTOMERS", "values": {"ID": 45, "NAME": "fifth"}},
+  {"event": "commit", "session": "s1"},
+  {"event": "tick", "millis": 3000},
+  {"event": "insert", "session": "s1", "table": "APP.CUSTOMERS", "values": {"ID": 46, "NAME": "sixth"}},
+  {"event": "commit", "session": "s1"}
+]}"#;
+
+/// A transaction rebuilt from the journal after a restart has no session (the chunks do not
+/// carry one); the next change it writes names it, so once that session is killed orphan
+/// detection releases the transaction, and none of its changes is published.
+#[test]
+fn a_rebuilt_transaction_takes_its_session_from_its_next_change_and_can_be_released() {
+    use cdc_logminer::sim::Scenario;
+    use engine_support::snapshot::Shared;
+
+    let source = Shared::new(
+        Scenario::from_json(JOURNALED_THEN_KILLED)
+            .unwrap()
+            .into_source(1)
+            .unwrap(),
+    );
+    let spill = tempfile::tempdir().unwrap();
+    let clock = ManualClock::default();
+    let mut engine = CaptureEngine::open(
+        source.clone(),
+        settings(&spill),
+        None,
+        Box::new(clock.clone()),
+    )
+    .unwrap();
+    engine.attach_journal(setup(&MemoryJournal::new())).unwrap();
+    let mut records = Vec::new();
+    for _ in 0..40 {
+        engine.step(&mut records).unwrap();
+        clock.advance(std::time::Duration::from_millis(250));
+        if published_names(&records)
+            .iter()
+            .any(|n| n.contains("second"))
+        {
+            break;
+        }
+    }
+    assert!(chunks_in(&records) > 0, "batch was journaled");
+    assert_eq!(engine.buffer_metrics().open_transactions, 1);
+    let k = records.len() - 1;
+    drop(engine);
+    let mut s = settings(&spill);
+    s.orphan.check_interval_ms = 5_000;
+    let mut engine = CaptureEngine::open(
+        source.clone(),
+        s,
+        Some(Position::clone(&records[k].position)),
+        Box::new(clock.clone()),
+    )
+    .unwrap();
+    let rebuilt = engine
+        .attach_journal(setup(&store_at(&records, k, false)))
+        .unwrap();
+    assert_eq!(rebuilt.transactions.len(), 1, "batch is rebuilt");
+    let mut after = Vec::new();
+    for _ in 0..40 {
+        engine.step(&mut after).unwrap();
+        clock.advance(std::time::Duration::from_secs(2));
+    }
+    let published = published_names(&after);
+    assert!(
+        published.iter().any(|n| n.contains("sixth")),
+        "{published:?}"
+    );
+    assert!(
+        published
+            .iter()
+            .all(|n| !n.contains("held") && !n.contains("more")),
+        "{published:?}"
+    );
+    let released = orphans_released(&after);
+    assert_eq!(released.len(), 1, "no orphan released");
+    assert_eq!(released[0].get("user").map(String::as_str), Some("APP"));
+    assert_eq!(engine.buffer_metrics().open_transactions, 0);
+    // its chunks are tombstoned with the release
+    assert!(
+        live_after(&store_at(&records, k, false), &after, envelope(k)).is_empty(),
+        "the journal still holds batch"
+    );
+}

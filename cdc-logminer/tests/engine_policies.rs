@@ -1605,27 +1605,22 @@ fn a_transaction_on_tables_not_captured_holds_no_resume_point() {
     )
     .unwrap();
     let mut records = Vec::new();
-    let name_of = |records: &[EngineRecord]| -> Vec<String> {
-        delivered(records)
-            .iter()
-            .flat_map(|(_, _, cs)| {
-                cs.iter()
-                    .filter_map(|c| c.after.as_ref()?.get("NAME").cloned())
-            })
-            .map(|v| format!("{v:?}"))
-            .collect()
-    };
     for _ in 0..40 {
         engine.step(&mut records).unwrap();
         clock.advance(Duration::from_millis(500));
-        if name_of(&records).iter().any(|n| n.contains("second")) {
+        if published_names(&records)
+            .iter()
+            .any(|n| n.contains("second"))
+        {
             break;
         }
     }
     assert!(
-        name_of(&records).iter().any(|n| n.contains("second")),
+        published_names(&records)
+            .iter()
+            .any(|n| n.contains("second")),
         "{:?}",
-        name_of(&records)
+        published_names(&records)
     );
     assert_eq!(
         engine.buffer_metrics().open_transactions,
@@ -1661,18 +1656,10 @@ fn a_transaction_on_tables_not_captured_holds_no_resume_point() {
         engine.step(&mut after).unwrap();
         clock.advance(Duration::from_secs(2));
     }
-    let names = name_of(&after);
+    let names = published_names(&after);
     assert!(names.iter().any(|n| n.contains("sixth")), "{names:?}");
     assert!(names.iter().all(|n| !n.contains("late")), "{names:?}");
-    let released: Vec<_> = after
-        .iter()
-        .filter_map(|r| match &r.kind {
-            RecordKind::Ops(e) if e.kind.as_str() == "transaction-orphan-released" => {
-                Some(e.details.clone())
-            }
-            _ => None,
-        })
-        .collect();
+    let released = orphans_released(&after);
     assert_eq!(released.len(), 1, "{:?}", ops_types(&after));
     assert_eq!(released[0].get("user").map(String::as_str), Some("APP"));
     assert_eq!(engine.buffer_metrics().open_transactions, 0);

@@ -383,16 +383,14 @@ impl<S: RedoSource> CaptureEngine<S> {
         Ok(0)
     }
 
-    /// Keeps who made a transaction's first change when its START row was not mined (a
-    /// restart after it): the row names the same user and session.
+    /// Keeps the session a change row names while none is known for its transaction (a
+    /// restart after its START row, or one rebuilt from the journal): the row names the same
+    /// session and user as the START row.
     fn note_origin(&mut self, key: ConXid, row: &MinedRow) {
-        self.buffer.note_origin(key, || Origin {
-            username: row.username.clone(),
-            session: match (row.session, row.serial) {
-                (Some(sid), Some(serial)) => Some(SessionId { sid, serial }),
-                _ => None,
-            },
-        });
+        if let (Some(sid), Some(serial)) = (row.session, row.serial) {
+            self.buffer
+                .note_origin(key, SessionId { sid, serial }, || row.username.clone());
+        }
     }
 
     pub(super) fn row_addr(&self, row: &MinedRow) -> Result<RedoAddr, CdcError> {

@@ -76,8 +76,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use cdc_buffer::{
-    AgeSettings, BufferError, BufferSettings, DatabaseSnapshot, Origin, OrphanDetector,
-    OrphanSettings, SessionId, StartInfo, TransactionBuffer, TxnFacts, UndoRecord, check_age,
+    AgeSettings, BufferError, BufferSettings, DatabaseSnapshot, OrphanDetector, OrphanSettings,
+    SessionId, StartInfo, TransactionBuffer, TxnFacts, UndoRecord, check_age,
 };
 use cdc_core::change::CommitInfo;
 use cdc_core::config::{CdcConfig, DecodeErrorAction, MiningMode};

@@ -353,3 +353,28 @@ fn delivered_indexed(records: &[EngineRecord]) -> Vec<(ConXid, RedoAddr, u64, De
     }
     out
 }
+
+/// The NAME value of every change delivered, as text, in delivery order.
+pub fn published_names(records: &[EngineRecord]) -> Vec<String> {
+    delivered(records)
+        .iter()
+        .flat_map(|(_, _, cs)| {
+            cs.iter()
+                .filter_map(|c| c.after.as_ref()?.get("NAME").cloned())
+        })
+        .map(|v| format!("{v:?}"))
+        .collect()
+}
+
+/// The details of every `transaction-orphan-released` ops event.
+pub fn orphans_released(records: &[EngineRecord]) -> Vec<BTreeMap<String, String>> {
+    records
+        .iter()
+        .filter_map(|r| match &r.kind {
+            RecordKind::Ops(e) if e.kind.as_str() == "transaction-orphan-released" => {
+                Some(e.details.clone())
+            }
+            _ => None,
+        })
+        .collect()
+}
