@@ -5,6 +5,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -19,8 +20,8 @@ use cdc_logminer::source::{RedoSource, SnapshotBound};
 use cdc_offset::{Position, SnapshotProgress};
 
 use crate::engine_support::snapshot::{
-    Consumer, Rows, Shared, assert_contents, finish, key_of, named, open, ops, run_until_quiet,
-    snapshot_rows,
+    Consumer, PanickingReads, Rows, Shared, assert_contents, finish, key_of, named, open, ops,
+    run_until_quiet, snapshot_rows,
 };
 use crate::engine_support::{self, captured};
 
@@ -438,6 +439,56 @@ fn snapshot_too_old_halves_the_chunk_then_stops_with_cdc_8001() {
     assert_eq!(engine.snapshot_metrics().chunk_retries, 5);
     assert_eq!(source.db(|s| s.pending_snapshot_faults()), 1);
     assert_eq!(snapshot_rows(&records), 0);
+}
+
+/// A snapshot reader that panics (a defect in its own code) fails its chunk, on the mining
+/// thread (one reader) as on the reader pool (two): the task stops with CDC-4005 naming the
+/// table, the chunks published before it stand, and a restart from the last record's position
+/// ends with the tables' contents and no row twice.
+#[test]
+fn a_panicking_reader_stops_with_cdc_4005_and_a_restart_finishes() {
+    for threads in [1, 2] {
+        let spill = tempfile::tempdir().unwrap();
+        let mut sim = database(13, 2_500, 0, 0);
+        let expected = contents(&mut sim);
+        let shared = Shared::new(sim);
+        let panic_at = Arc::new(AtomicU64::new(4));
+        let source = PanickingReads {
+            shared: shared.clone(),
+            panic_at: Arc::clone(&panic_at),
+        };
+        let clock = ManualClock::default();
+        let mut s = settings(&spill, SnapshotMode::Initial);
+        s.snapshot.threads = threads;
+        let mut engine = CaptureEngine::open(source, s, None, Box::new(clock.clone())).unwrap();
+        let mut records = Vec::new();
+        let stopped = run_until_quiet(&mut engine, &clock, &mut records).unwrap_err();
+        let EngineError::Stop(e) = stopped else {
+            panic!("threads {threads}: not a stop: {stopped:?}");
+        };
+        assert_eq!(e.code(), CdcCode::TaskThread, "threads {threads}: {e}");
+        assert!(e.to_string().contains("APP."), "threads {threads}: {e}");
+        assert!(!e.is_retried());
+        assert_eq!(panic_at.load(std::sync::atomic::Ordering::SeqCst), 0);
+        let before = snapshot_rows(&records);
+        assert!(
+            before >= 1_000,
+            "threads {threads}: {before} rows before the panic"
+        );
+        drop(engine);
+        let position = records.last().unwrap().position.clone();
+        let mut engine = open(
+            shared.clone(),
+            settings(&spill, SnapshotMode::Initial),
+            Some(Position::clone(&position)),
+            &clock,
+        );
+        run_until_quiet(&mut engine, &clock, &mut records).unwrap();
+        let mut consumer = Consumer::default();
+        consumer.apply(&records);
+        assert_contents(&consumer, &expected);
+        assert_eq!(consumer.duplicates(), 0, "threads {threads}");
+    }
 }
 
 #[test]

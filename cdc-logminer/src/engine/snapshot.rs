@@ -118,10 +118,18 @@ struct TableRun {
     rows_at_start: u64,
 }
 
+/// What a chunk whose reader panicked gives: the snapshot's failure handling turns it into
+/// CDC-4005 (a defect, the panic in the log), not a database error.
+const READER_PANICKED: &str = "a snapshot reader thread panicked";
+
 fn reader_panicked() -> SourceError {
     SourceError::Driver {
-        message: "a snapshot reader thread panicked".into(),
+        message: READER_PANICKED.into(),
     }
+}
+
+fn is_reader_panic(error: &SourceError) -> bool {
+    matches!(error, SourceError::Driver { message } if message == READER_PANICKED)
 }
 
 /// The snapshot stage's state.
@@ -563,7 +571,11 @@ impl<S: RedoSource> CaptureEngine<S> {
                 .map(|_| rows)
         };
         if let [chunk] = plan {
-            return vec![read(&mut self.snapshot.readers[0], chunk)];
+            // a panicking reader fails its chunk here too, not the mining thread
+            let reader = &mut self.snapshot.readers[0];
+            let result =
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| read(reader, chunk)));
+            return vec![result.unwrap_or_else(|_| Err(reader_panicked()))];
         }
         if self.snapshot.pool.is_none() {
             let threads = plan.len().max(
@@ -868,6 +880,18 @@ impl<S: RedoSource> CaptureEngine<S> {
         error: SourceError,
         published: u64,
     ) -> Result<BatchEnd, EngineError> {
+        if is_reader_panic(&error) {
+            return Err(EngineError::Stop(
+                CdcError::new(
+                    CdcCode::TaskThread,
+                    format!(
+                        "a snapshot reader thread panicked while reading {name}; the panic is in \
+                         the log, and the chunks published before it stand"
+                    ),
+                )
+                .with_source(error),
+            ));
+        }
         let code = error.ora_code();
         if code == Some(OraCode::SNAPSHOT_TOO_OLD) || code == Some(OraCode::INVALID_SCN) {
             self.snapshot.metrics.chunk_retries += 1;

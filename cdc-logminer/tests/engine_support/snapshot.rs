@@ -3,6 +3,7 @@
 //! every record by key, as a sink would, to compare with the database's committed rows.
 
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -13,8 +14,9 @@ use cdc_logminer::engine::{
 use cdc_logminer::sim::SimSource;
 use cdc_logminer::source::{
     ActiveTransaction, CapturedObject, DatabaseIdentity, LogFile, LogInventoryQuery, MineSummary,
-    MiningQuery, MiningWindow, NlsSettings, RedoSource, RowSink, SessionRef, SnapshotReader,
-    SourceError, TableFilter,
+    MiningQuery, MiningWindow, NlsSettings, RedoSource, RowSink, SessionRef, SnapshotBound,
+    SnapshotQuery, SnapshotReadSummary, SnapshotReader, SnapshotSink, SourceError, TableEstimate,
+    TableFilter,
 };
 use cdc_offset::Position;
 
@@ -88,6 +90,106 @@ impl RedoSource for Shared {
     }
     fn snapshot_reader(&mut self) -> Result<Box<dyn SnapshotReader>, SourceError> {
         self.db(|s| s.snapshot_reader())
+    }
+}
+
+/// A [`Shared`] source whose snapshot readers panic at one read, as a bug in a reader's own
+/// code would: `panic_at` counts down the reads of every reader (0: none panics).
+#[derive(Debug, Clone)]
+pub struct PanickingReads {
+    pub shared: Shared,
+    pub panic_at: Arc<AtomicU64>,
+}
+
+#[derive(Debug)]
+struct PanickingReader {
+    inner: Box<dyn SnapshotReader>,
+    panic_at: Arc<AtomicU64>,
+}
+
+impl SnapshotReader for PanickingReader {
+    fn estimate(&mut self, table: &TableId) -> Result<TableEstimate, SourceError> {
+        self.inner.estimate(table)
+    }
+    fn boundaries(
+        &mut self,
+        query: &SnapshotQuery,
+        every: u64,
+        max: usize,
+    ) -> Result<Vec<SnapshotBound>, SourceError> {
+        self.inner.boundaries(query, every, max)
+    }
+    fn read(
+        &mut self,
+        query: &SnapshotQuery,
+        sink: &mut SnapshotSink<'_>,
+    ) -> Result<SnapshotReadSummary, SourceError> {
+        let left = self
+            .panic_at
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1));
+        if left == Ok(1) {
+            panic!("a snapshot reader's bug");
+        }
+        self.inner.read(query, sink)
+    }
+}
+
+impl RedoSource for PanickingReads {
+    fn identity(&mut self) -> Result<DatabaseIdentity, SourceError> {
+        self.shared.identity()
+    }
+    fn current_scn(&mut self) -> Result<cdc_core::Scn, SourceError> {
+        self.shared.current_scn()
+    }
+    fn log_inventory(&mut self, q: &LogInventoryQuery) -> Result<Vec<LogFile>, SourceError> {
+        self.shared.log_inventory(q)
+    }
+    fn resolve_objects(&mut self, f: &TableFilter<'_>) -> Result<Vec<CapturedObject>, SourceError> {
+        self.shared.resolve_objects(f)
+    }
+    fn table_layouts(&mut self, t: &[TableId]) -> Result<Vec<TableLayout>, SourceError> {
+        self.shared.table_layouts(t)
+    }
+    fn last_ddl_after(
+        &mut self,
+        t: &[TableId],
+        scn: cdc_core::Scn,
+    ) -> Result<Vec<(TableId, i64)>, SourceError> {
+        self.shared.last_ddl_after(t, scn)
+    }
+    fn start_session(&mut self, w: &MiningWindow) -> Result<(), SourceError> {
+        self.shared.start_session(w)
+    }
+    fn build_dictionary(&mut self) -> Result<cdc_logminer::source::DictionaryBuild, SourceError> {
+        self.shared.build_dictionary()
+    }
+    fn end_session(&mut self) -> Result<(), SourceError> {
+        self.shared.end_session()
+    }
+    fn mine(
+        &mut self,
+        q: &MiningQuery,
+        sink: &mut RowSink<'_>,
+    ) -> Result<MineSummary, SourceError> {
+        self.shared.mine(q, sink)
+    }
+    fn active_transactions(&mut self) -> Result<Vec<ActiveTransaction>, SourceError> {
+        self.shared.active_transactions()
+    }
+    fn session_exists(&mut self, r: SessionRef) -> Result<bool, SourceError> {
+        self.shared.session_exists(r)
+    }
+    fn nls(&mut self) -> Result<NlsSettings, SourceError> {
+        self.shared.nls()
+    }
+    fn reconnect(&mut self) -> Result<(), SourceError> {
+        self.shared.reconnect()
+    }
+    fn snapshot_reader(&mut self) -> Result<Box<dyn SnapshotReader>, SourceError> {
+        Ok(Box::new(PanickingReader {
+            inner: self.shared.snapshot_reader()?,
+            panic_at: Arc::clone(&self.panic_at),
+        }))
     }
 }
 
