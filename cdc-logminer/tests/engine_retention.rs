@@ -137,6 +137,15 @@ fn a_pinned_resume_point_warns_once_when_the_logs_before_it_are_purged() {
     assert_eq!(w["log_first_scn"], seq3.first_scn.to_string());
     let resume: u64 = w["resume_scn"].parse().unwrap();
     assert!(resume >= seq3.first_scn.get() && resume < seq3.next_scn.get());
+    // it names the transaction that holds the resume point: the long one
+    let open = engine.open_transactions(10);
+    assert_eq!(open.transactions.len(), 1);
+    let long = &open.transactions[0];
+    assert_eq!(w["holding_xid"], long.key.xid.to_string());
+    assert_eq!(w["holding_con_id"], long.key.con.to_string());
+    assert_eq!(w["holding_first_scn"], long.first_scn.to_string());
+    assert_eq!(w["holding_events"], "1");
+    assert_eq!(Some(w["holding_user"].as_str()), long.user.as_deref());
     let warned_age: u64 = w["age_ms"].parse().unwrap();
     assert!(warned_age > age && warned_age <= now - seq3_time, "{w:?}");
     let m = engine.metrics();

@@ -17,7 +17,7 @@
 
 use std::collections::BTreeMap;
 
-use cdc_core::{OpsEvent, OpsKind, RedoThread, Scn};
+use cdc_core::{ConXid, OpsEvent, OpsKind, RedoThread, Scn};
 use cdc_offset::ResumePoint;
 
 use super::CaptureEngine;
@@ -30,20 +30,81 @@ impl<S: RedoSource> CaptureEngine<S> {
         let found = resume_log(inventory, &self.current_resume(), self.clock.wall_ms());
         self.metrics.resume_log_age_ms = found.as_ref().and_then(|f| f.age_ms);
         self.metrics.resume_log_is_oldest = found.as_ref().map(ResumeLog::is_oldest);
-        if let Some(event) = self.retention.observe(found.as_ref()) {
+        if let Some(mut event) = self.retention.observe(found.as_ref()) {
+            let holder = self.resume_holder();
+            if let Some(holder) = &holder {
+                event.details.extend(holder.details());
+            }
             if let Some(f) = &found {
-                tracing::warn!(
-                    resume_scn = %f.resume_scn,
-                    thread = %f.thread,
-                    sequence = f.sequence,
-                    age_ms = ?f.age_ms,
-                    "the resume point needs the oldest redo log still available: once it is \
-                     purged the task stops with CDC-2002 (raise the archive retention, or end \
-                     the open transaction that holds the resume point)"
-                );
+                match &holder {
+                    Some(h) => tracing::warn!(
+                        resume_scn = %f.resume_scn,
+                        thread = %f.thread,
+                        sequence = f.sequence,
+                        age_ms = ?f.age_ms,
+                        xid = %h.key.xid,
+                        con_id = %h.key.con,
+                        user = h.user.as_deref().unwrap_or(""),
+                        first_scn = %h.first_scn,
+                        events = h.events,
+                        "the resume point needs the oldest redo log still available: once it is \
+                         purged the task stops with CDC-2002 (raise the archive retention, or \
+                         end this open transaction, which holds the resume point)"
+                    ),
+                    None => tracing::warn!(
+                        resume_scn = %f.resume_scn,
+                        thread = %f.thread,
+                        sequence = f.sequence,
+                        age_ms = ?f.age_ms,
+                        "the resume point needs the oldest redo log still available: once it is \
+                         purged the task stops with CDC-2002 (no open transaction holds it: \
+                         mining or delivery is that far behind; raise the archive retention)"
+                    ),
+                }
             }
             self.side.ops.push(event);
         }
+    }
+
+    /// The open transaction whose hold is the resume point's redo address, if one is: the one
+    /// an operator ends to free the log. Visits the open transactions (only when a warning
+    /// goes out).
+    fn resume_holder(&self) -> Option<ResumeHolder> {
+        let addr = self.current_resume().addr?;
+        self.buffer
+            .open_transactions()
+            .filter(|t| t.resume_pin().is_some_and(|(_, a)| a == addr))
+            .min_by_key(|t| t.key())
+            .map(|t| ResumeHolder {
+                key: t.key(),
+                user: t.username().map(str::to_owned),
+                first_scn: t.first_scn(),
+                events: t.events(),
+            })
+    }
+}
+
+/// The open transaction holding the resume point, as the warning names it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct ResumeHolder {
+    key: ConXid,
+    user: Option<String>,
+    first_scn: Scn,
+    events: u64,
+}
+
+impl ResumeHolder {
+    fn details(&self) -> [(String, String); 5] {
+        [
+            ("holding_xid".to_owned(), self.key.xid.to_string()),
+            ("holding_con_id".to_owned(), self.key.con.to_string()),
+            (
+                "holding_user".to_owned(),
+                self.user.clone().unwrap_or_default(),
+            ),
+            ("holding_first_scn".to_owned(), self.first_scn.to_string()),
+            ("holding_events".to_owned(), self.events.to_string()),
+        ]
     }
 }
 
