@@ -175,3 +175,51 @@ fn a_pinned_resume_point_warns_once_when_the_logs_before_it_are_purged() {
     assert_eq!(engine.buffer_metrics().open_transactions, 0);
     assert_eq!(warnings(&records).len(), 1);
 }
+
+/// With no transaction open, the resume point is where mining has reached: a task far enough
+/// behind (here one log per step, the logs before its start purged) needs the oldest log
+/// still available, and the warning names no transaction.
+#[test]
+fn a_resume_point_no_transaction_holds_warns_without_naming_one() {
+    let db = SimDatabase::new(SimConfig {
+        seed: 29,
+        ..SimConfig::default()
+    })
+    .unwrap();
+    let mut s = SimSource::new(db);
+    for seq in 1..=5 {
+        committed(&mut s, &format!("S{seq}"));
+        s.apply(&DbOp::Tick { millis: 60_000 }).unwrap();
+        s.apply(&DbOp::LogSwitch).unwrap();
+    }
+    s.apply(&DbOp::Archive).unwrap();
+    s.apply(&DbOp::Purge {
+        up_to_sequence: 2,
+        remove_file: false,
+    })
+    .unwrap();
+    let seq3 = log_seq(&inventory(&mut s), 3).clone();
+    let spill = tempfile::tempdir().unwrap();
+    let clock = ManualClock::default();
+    let mut settings = settings(&spill);
+    settings.start_scn = Some(seq3.first_scn);
+    settings.max_logs_per_step = 1;
+    let mut engine = CaptureEngine::open(
+        SimSource::new(s.database().clone()),
+        settings,
+        None,
+        Box::new(clock.clone()),
+    )
+    .unwrap();
+    let mut records = Vec::new();
+    engine.step(&mut records).unwrap();
+    let found = warnings(&records);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(found[0]["sequence"], "3");
+    assert_eq!(engine.buffer_metrics().open_transactions, 0);
+    assert!(
+        found[0].keys().all(|k| !k.starts_with("holding_")),
+        "{:?}",
+        found[0]
+    );
+}
