@@ -148,7 +148,7 @@ static TABLE: [CodeRow; CODE_COUNT] = [
         condition: "An open transaction is older than cdc.transaction.max.age.ms while cdc.transaction.max.age.action=fail",
         action: "Commit or roll back the transaction, raise cdc.transaction.max.age.ms, or set cdc.transaction.max.age.action=discard"),
     row!(TaskThread, 4005, "TASK_THREAD", Stop,
-        condition: "A thread of the task could not be started because the process is at a limit of the operating system (threads, memory), or a thread of the task ended without its result, which is a defect whose panic message is in the log",
+        condition: "A thread of the task could not be started because the process is at a limit of the operating system (threads, memory), or a thread of the task (a snapshot reader among them) panicked or ended without its result, which is a defect whose panic message is in the log",
         action: "Raise the thread or memory limits of the process and restart the task; if the log shows a panic, restart the task and report the panic with the log"),
     row!(Topology, 5001, "TOPOLOGY", Stop,
         condition: "The database is not the one the offset belongs to or not one the connector can capture: its DBID or RESETLOGS differs from the offset (at start or after a reconnect), no archive destination is valid, more than one redo thread is enabled, its role or open mode does not qualify, or cdc.mining.mode=logs while connected to a pluggable database",

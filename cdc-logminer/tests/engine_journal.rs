@@ -828,18 +828,11 @@ const JOURNALED_THEN_KILLED: &str = r#"{"name": "journaled then killed", "databa
   {"event": "tick", "millis": 1000},
   {"event": "insert", "session": "batch", "table": "APP.CUSTOMERS", "values": {"ID": 32, "NAME": "more"}},
   {"event": "kill_session", "session": "batch"},
-  {"event": "insert", "session": "s1", "table": "APP.CUSTOMERS", "values": {"ID": 43, "NAME": "third"}},
-  {"event": "commit", "session": "s1"},
-  {"event": "tick", "millis": 3000},
-  {"event": "insert", "session": "s1", "table": "APP.CUSTOMERS", "values": {"ID": 44, "NAME": "fourth"}},
-  {"event": "commit", "session": "s1"},
-  {"event": "tick", "millis": 3000},
-  {"event": "insert", "session": "s1", "table": "APP.CUSTOMERS", "values": {"ID": 45, "NAME": "fifth"}},
-  {"event": "commit", "session": "s1"},
-  {"event": "tick", "millis": 3000},
-  {"event": "insert", "session": "s1", "table": "APP.CUSTOMERS", "values": {"ID": 46, "NAME": "sixth"}},
-  {"event": "commit", "session": "s1"}
-]}"#;
+"#;
+
+fn journaled_then_killed() -> String {
+    format!("{JOURNALED_THEN_KILLED}{}]}}", after_the_kill(43))
+}
 
 /// A transaction rebuilt from the journal after a restart has no session (the chunks do not
 /// carry one); the next change it writes names it, so once that session is killed orphan
@@ -850,7 +843,7 @@ fn a_rebuilt_transaction_takes_its_session_from_its_next_change_and_can_be_relea
     use engine_support::snapshot::Shared;
 
     let source = Shared::new(
-        Scenario::from_json(JOURNALED_THEN_KILLED)
+        Scenario::from_json(&journaled_then_killed())
             .unwrap()
             .into_source(1)
             .unwrap(),

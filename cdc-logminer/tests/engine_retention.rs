@@ -61,27 +61,33 @@ fn warnings(records: &[EngineRecord]) -> Vec<&std::collections::BTreeMap<String,
         .collect()
 }
 
-#[test]
-fn a_pinned_resume_point_warns_once_when_the_logs_before_it_are_purged() {
+/// A database whose logs `logs` each hold one short transaction, a minute apart.
+fn with_short_logs(seed: u64, logs: std::ops::RangeInclusive<u32>) -> SimSource {
     let db = SimDatabase::new(SimConfig {
-        seed: 28,
+        seed,
         ..SimConfig::default()
     })
     .unwrap();
     let mut s = SimSource::new(db);
-    // sequences 1 and 2: short transactions
-    for seq in 1..=2 {
-        committed(&mut s, &format!("S{seq}"));
+    short_logs(&mut s, logs);
+    s
+}
+
+fn short_logs(s: &mut SimSource, logs: std::ops::RangeInclusive<u32>) {
+    for seq in logs {
+        committed(s, &format!("S{seq}"));
         s.apply(&DbOp::Tick { millis: 60_000 }).unwrap();
         s.apply(&DbOp::LogSwitch).unwrap();
     }
+}
+
+#[test]
+fn a_pinned_resume_point_warns_once_when_the_logs_before_it_are_purged() {
+    // sequences 1 and 2: short transactions
+    let mut s = with_short_logs(28, 1..=2);
     // sequence 3: the long transaction begins, then more short ones through sequence 6
     insert(&mut s, "long", "LONG");
-    for seq in 3..=6 {
-        committed(&mut s, &format!("T{seq}"));
-        s.apply(&DbOp::Tick { millis: 60_000 }).unwrap();
-        s.apply(&DbOp::LogSwitch).unwrap();
-    }
+    short_logs(&mut s, 3..=6);
     s.apply(&DbOp::Archive).unwrap();
     let inv = inventory(&mut s);
     let seq3 = log_seq(&inv, 3).clone();
@@ -181,17 +187,7 @@ fn a_pinned_resume_point_warns_once_when_the_logs_before_it_are_purged() {
 /// still available, and the warning names no transaction.
 #[test]
 fn a_resume_point_no_transaction_holds_warns_without_naming_one() {
-    let db = SimDatabase::new(SimConfig {
-        seed: 29,
-        ..SimConfig::default()
-    })
-    .unwrap();
-    let mut s = SimSource::new(db);
-    for seq in 1..=5 {
-        committed(&mut s, &format!("S{seq}"));
-        s.apply(&DbOp::Tick { millis: 60_000 }).unwrap();
-        s.apply(&DbOp::LogSwitch).unwrap();
-    }
+    let mut s = with_short_logs(29, 1..=5);
     s.apply(&DbOp::Archive).unwrap();
     s.apply(&DbOp::Purge {
         up_to_sequence: 2,

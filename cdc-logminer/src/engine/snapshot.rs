@@ -118,19 +118,22 @@ struct TableRun {
     rows_at_start: u64,
 }
 
-/// What a chunk whose reader panicked gives: the snapshot's failure handling turns it into
-/// CDC-4005 (a defect, the panic in the log), not a database error.
-const READER_PANICKED: &str = "a snapshot reader thread panicked";
+/// Why a chunk was not read: the database's answer, which the snapshot's recovery judges, or
+/// a reader that panicked, a defect that stops the task with CDC-4005 (the panic is in the log).
+#[derive(Debug)]
+enum ChunkFailure {
+    Source(SourceError),
+    ReaderPanicked,
+}
 
-fn reader_panicked() -> SourceError {
-    SourceError::Driver {
-        message: READER_PANICKED.into(),
+impl From<SourceError> for ChunkFailure {
+    fn from(error: SourceError) -> Self {
+        ChunkFailure::Source(error)
     }
 }
 
-fn is_reader_panic(error: &SourceError) -> bool {
-    matches!(error, SourceError::Driver { message } if message == READER_PANICKED)
-}
+/// The result of reading one chunk.
+type ChunkRead = Result<Vec<SnapshotRow>, ChunkFailure>;
 
 /// The snapshot stage's state.
 pub(super) struct SnapshotState {
@@ -445,9 +448,19 @@ impl<S: RedoSource> CaptureEngine<S> {
                         break;
                     }
                 }
-                Err(e) => {
+                Err(ChunkFailure::Source(e)) => {
                     self.snapshot.metrics.chunks_pending = 0;
                     return self.snapshot_failure(sink, &name, e, records);
+                }
+                Err(ChunkFailure::ReaderPanicked) => {
+                    self.snapshot.metrics.chunks_pending = 0;
+                    return Err(EngineError::Stop(CdcError::new(
+                        CdcCode::TaskThread,
+                        format!(
+                            "a snapshot reader thread panicked while reading {name}; the panic \
+                             is in the log, and the chunks published before it stand"
+                        ),
+                    )));
                 }
             }
         }
@@ -556,9 +569,9 @@ impl<S: RedoSource> CaptureEngine<S> {
 
     /// Reads the chunks, each on its own reader, in parallel when there are several; the
     /// results in plan order.
-    fn read_chunks(&mut self, plan: &[ChunkPlan]) -> Vec<Result<Vec<SnapshotRow>, SourceError>> {
+    fn read_chunks(&mut self, plan: &[ChunkPlan]) -> Vec<ChunkRead> {
         if let Err(e) = self.ensure_readers(plan.len()) {
-            return plan.iter().map(|_| Err(e.clone())).collect();
+            return plan.iter().map(|_| Err(e.clone().into())).collect();
         }
         let read = |reader: &mut Box<dyn SnapshotReader>, chunk: &ChunkPlan| {
             let mut rows =
@@ -569,13 +582,14 @@ impl<S: RedoSource> CaptureEngine<S> {
                     ControlFlow::Continue(())
                 })
                 .map(|_| rows)
+                .map_err(ChunkFailure::from)
         };
         if let [chunk] = plan {
             // a panicking reader fails its chunk here too, not the mining thread
             let reader = &mut self.snapshot.readers[0];
             let result =
                 std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| read(reader, chunk)));
-            return vec![result.unwrap_or_else(|_| Err(reader_panicked()))];
+            return vec![result.unwrap_or(Err(ChunkFailure::ReaderPanicked))];
         }
         if self.snapshot.pool.is_none() {
             let threads = plan.len().max(
@@ -605,12 +619,11 @@ impl<S: RedoSource> CaptureEngine<S> {
                     .collect();
                 handles
                     .into_iter()
-                    .map(|h| h.join().unwrap_or_else(|_| Err(reader_panicked())))
+                    .map(|h| h.join().unwrap_or(Err(ChunkFailure::ReaderPanicked)))
                     .collect()
             });
         };
-        let mut results: Vec<Option<Result<Vec<SnapshotRow>, SourceError>>> =
-            plan.iter().map(|_| None).collect();
+        let mut results: Vec<Option<ChunkRead>> = plan.iter().map(|_| None).collect();
         pool.scope(|scope| {
             for ((reader, chunk), slot) in readers.iter_mut().zip(plan).zip(results.iter_mut()) {
                 scope.spawn(move |_| {
@@ -618,13 +631,13 @@ impl<S: RedoSource> CaptureEngine<S> {
                     let read = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                         read(reader, chunk)
                     }));
-                    *slot = Some(read.unwrap_or_else(|_| Err(reader_panicked())));
+                    *slot = Some(read.unwrap_or(Err(ChunkFailure::ReaderPanicked)));
                 });
             }
         });
         results
             .into_iter()
-            .map(|r| r.unwrap_or_else(|| Err(reader_panicked())))
+            .map(|r| r.unwrap_or(Err(ChunkFailure::ReaderPanicked)))
             .collect()
     }
 
@@ -880,18 +893,6 @@ impl<S: RedoSource> CaptureEngine<S> {
         error: SourceError,
         published: u64,
     ) -> Result<BatchEnd, EngineError> {
-        if is_reader_panic(&error) {
-            return Err(EngineError::Stop(
-                CdcError::new(
-                    CdcCode::TaskThread,
-                    format!(
-                        "a snapshot reader thread panicked while reading {name}; the panic is in \
-                         the log, and the chunks published before it stand"
-                    ),
-                )
-                .with_source(error),
-            ));
-        }
         let code = error.ora_code();
         if code == Some(OraCode::SNAPSHOT_TOO_OLD) || code == Some(OraCode::INVALID_SCN) {
             self.snapshot.metrics.chunk_retries += 1;

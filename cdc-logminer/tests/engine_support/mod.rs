@@ -378,3 +378,25 @@ pub fn orphans_released(records: &[EngineRecord]) -> Vec<BTreeMap<String, String
         })
         .collect()
 }
+
+/// Scenario events after a killed session's last row: four commits of `s1` to APP.CUSTOMERS
+/// (IDs from `first_id`, named third to sixth), three seconds apart, so that orphan checks
+/// see the session gone twice and mining passes its first absence.
+pub fn after_the_kill(first_id: u32) -> String {
+    ["third", "fourth", "fifth", "sixth"]
+        .iter()
+        .enumerate()
+        .map(|(i, name)| {
+            let id = first_id + i as u32;
+            let tick = if i == 0 {
+                ""
+            } else {
+                r#"{"event": "tick", "millis": 3000},"#
+            };
+            format!(
+                r#"{tick}{{"event": "insert", "session": "s1", "table": "APP.CUSTOMERS", "values": {{"ID": {id}, "NAME": "{name}"}}}},{{"event": "commit", "session": "s1"}}"#
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(",")
+}
